@@ -1,0 +1,133 @@
+"""``vf-eval ENV_ID``: evaluate an environment against an OpenAI-compatible API.
+
+Every option is a field of :class:`verifiers.eval.run.EvalConfig` (its help is
+the field's description). Results stream to ``results.jsonl`` in the run
+folder; ``-R/--resume [RUN_DIR]`` continues a killed run (the newest run of
+this env and model when no folder is given).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from verifiers.errors import Error, UsageError
+from verifiers.eval.run import EvalConfig, load_run_config, new_run_dir, run_eval
+from verifiers.eval.summary import render_summary
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+_LATEST = "latest"
+
+
+def _help(field: str) -> str:
+    return EvalConfig.model_fields[field].description or ""
+
+
+def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{flag} must be a JSON object: {error.msg} at position {error.pos} in {text!r}") from error
+    if not isinstance(value, dict):
+        raise UsageError(f"{flag} must be a JSON object like '{{\"key\": 1}}', got {type(value).__name__}")
+    return value
+
+
+def _latest_run(config: EvalConfig) -> Path:
+    parent = new_run_dir(config).parent
+    runs = sorted((p for p in parent.glob("*") if (p / "metadata.json").is_file()), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        raise UsageError(f"no run to resume under {parent}")
+    return runs[-1]
+
+
+@app.command()
+def eval_command(
+    env_id: str = typer.Argument(..., help=_help("env_id")),
+    env_args: Optional[str] = typer.Option(None, "--env-args", "-a", help=_help("env_args")),
+    model: str = typer.Option("gpt-4.1-mini", "--model", "-m", help=_help("model")),
+    api_base_url: str = typer.Option("https://api.openai.com/v1", "--api-base-url", "-b", help=_help("api_base_url")),
+    api_key_var: str = typer.Option("OPENAI_API_KEY", "--api-key-var", "-k", help=_help("api_key_var")),
+    header: list[str] = typer.Option([], "--header", help=_help("headers")),
+    num_examples: int = typer.Option(5, "--num-examples", "-n", help=_help("num_examples")),
+    rollouts_per_example: int = typer.Option(3, "--rollouts-per-example", "-r", help=_help("rollouts_per_example")),
+    max_concurrent: int = typer.Option(32, "--max-concurrent", "-c", help=_help("max_concurrent")),
+    max_concurrent_scoring: Optional[int] = typer.Option(None, "--max-concurrent-scoring", help=_help("max_concurrent_scoring")),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", "-t", help=_help("max_tokens")),
+    temperature: Optional[float] = typer.Option(None, "--temperature", "-T", help=_help("temperature")),
+    sampling_args: Optional[str] = typer.Option(None, "--sampling-args", "-S", help=_help("sampling_args")),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-o", help=_help("output_dir")),
+    save_results: bool = typer.Option(True, "--save-results", "-s", help="Results are always saved (kept for compatibility)."),
+    resume: Optional[str] = typer.Option(None, "--resume", "-R", help="Continue a killed run: its folder, or nothing for the newest run of this env and model."),
+    pass_threshold: float = typer.Option(0.5, "--pass-threshold", help=_help("pass_threshold")),
+    independent_scoring: bool = typer.Option(False, "--independent-scoring", "-i", help=_help("independent_scoring")),
+    timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
+    max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+) -> None:
+    """Evaluate ENV_ID with MODEL and print a summary; results go to a run folder."""
+    console = Console(stderr=False)
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = EvalConfig(
+            env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, model=model,
+            api_base_url=api_base_url, api_key_var=api_key_var, headers=header, num_examples=num_examples,
+            rollouts_per_example=rollouts_per_example, max_concurrent=max_concurrent,
+            max_concurrent_scoring=max_concurrent_scoring, max_tokens=max_tokens, temperature=temperature,
+            sampling_args=_json_object(sampling_args, "--sampling-args"), output_dir=output_dir,
+            pass_threshold=pass_threshold, independent_scoring=independent_scoring, timeout=timeout,
+            max_retries=max_retries,
+        )
+        run_dir = None
+        if resume is not None:
+            run_dir = _latest_run(config) if resume == _LATEST else Path(resume)
+            saved = load_run_config(run_dir)
+            # The run's identity comes from the folder; how to reach the server comes from this command.
+            config = saved.model_copy(update={"api_base_url": api_base_url, "api_key_var": api_key_var,
+                                              "headers": header, "max_concurrent": max_concurrent})
+        outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume is not None, console)
+    except (Error, ValueError) as error:
+        console.print(f"[bold red]error:[/] {error}")
+        raise typer.Exit(2) from None
+    render_summary(outputs, metadata, console)
+    console.print(f"results: {run_dir / 'results.jsonl'}\nmetadata: {run_dir / 'metadata.json'}")
+
+
+def _run_with_progress(config: EvalConfig, run_dir: Path | None, resume: bool, console: Console) -> Any:
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as progress:
+        task = progress.add_task(f"{config.env_id} rollouts", total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return asyncio.run(run_eval(config, run_dir=run_dir, resume=resume, on_progress=update))
+
+
+def _fill_optional_resume(argv: list[str]) -> list[str]:
+    """``-R`` may stand alone (resume the newest run); click needs a value, so give it one."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg in ("-R", "--resume") and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append(_LATEST)
+    return out
+
+
+def main() -> None:
+    app(args=_fill_optional_resume(sys.argv[1:]), prog_name="vf-eval")
+
+
+if __name__ == "__main__":
+    main()

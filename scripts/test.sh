@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs (from the project's own files) and run the whole suite.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$ROOT/scripts/bootstrap.sh" test
+# The original verifiers releases, in their own venvs, for the compatibility suite and the benchmark.
+bash "$ROOT/scripts/original_venv.sh" 0.3.0 "$ROOT/.venv-vf030"
+bash "$ROOT/scripts/original_venv.sh" 0.1.5 "$ROOT/.venv-vf015"
+cd "$ROOT"
+exec "$ROOT/.venv/bin/python" -m pytest -q "$@"

@@ -1,0 +1,34 @@
+"""Shared fixtures: a real scripted OpenAI-compatible server on 127.0.0.1 and clients for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from openai import AsyncOpenAI
+
+from verifiers.testing import ScriptedServer
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., str]]:
+    """``serve(policy, **server_kwargs) -> base_url``; every server stops at the end of the test."""
+    with ExitStack() as stack:
+
+        def start(policy: Any = "echo", **kwargs: Any) -> str:
+            return stack.enter_context(ScriptedServer(policy, port=0, **kwargs).running())
+
+        yield start
+
+
+@pytest.fixture
+def client_for() -> Callable[..., AsyncOpenAI]:
+    """An AsyncOpenAI client for a base URL, with the client's own retries off (the SDK retries)."""
+
+    def make(base_url: str, **kwargs: Any) -> AsyncOpenAI:
+        kwargs.setdefault("max_retries", 0)
+        return AsyncOpenAI(base_url=base_url, api_key="test", **kwargs)
+
+    return make

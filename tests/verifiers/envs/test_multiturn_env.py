@@ -1,0 +1,120 @@
+"""The rollout loop, in both eras, with a real scripted server: turn order, stops, cleanup, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets import Dataset
+
+import verifiers as vf
+
+
+def _ds(n: int = 1) -> Dataset:
+    return Dataset.from_list([{"question": f"q{i}", "answer": "a"} for i in range(n)])
+
+
+class StateEraGame(vf.MultiTurnEnv):
+    """Ends itself after the env has answered twice; counts cleanups."""
+
+    cleaned: list[str] = []
+
+    async def env_response(self, messages: vf.Messages, state: vf.State, **kwargs: Any) -> vf.Messages:
+        state["env_turns"] = state.get("env_turns", 0) + 1
+        return [vf.UserMessage(content=f"env {state['env_turns']}")]
+
+    @vf.stop(priority=5)
+    async def two_env_turns(self, state: vf.State) -> bool:
+        return state.get("env_turns", 0) >= 2
+
+    @vf.cleanup
+    async def record(self, state: vf.State) -> None:
+        self.cleaned.append(state["trajectory_id"])
+
+
+class TupleEraGame(vf.MultiTurnEnv):
+    """Tuple era: the env says it is done inside env_response; the loop must stop before the next model call."""
+
+    async def is_completed(self, messages, state, **kwargs) -> bool:
+        if await super().is_completed(messages, state, **kwargs):
+            return True
+        return state.get("done", False)
+
+    async def env_response(self, messages, state, **kwargs):
+        state["done"] = state["turn"] >= 2
+        return [{"role": "user", "content": f"turn {state['turn']}"}], state
+
+
+async def test_state_era_order_stop_and_cleanup(serve, client_for) -> None:
+    client = client_for(serve("turns:10"))
+    env = StateEraGame(dataset=_ds())
+    assert env.era == "state"
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    roles = [m["role"] for m in state["completion"]]
+    assert roles == ["assistant", "user", "assistant", "user", "assistant"]
+    assert state["stop_condition"] == "two_env_turns"
+    assert env.cleaned == [state["trajectory_id"]]
+    assert [s["completion"][0]["content"] for s in state["trajectory"]] == ["turn 1", "turn 2", "turn 3"]
+
+
+async def test_tuple_era_stops_right_after_env_response(serve, client_for) -> None:
+    client = client_for(serve("turns:10"))
+    env = TupleEraGame(dataset=_ds())
+    assert env.era == "tuple"
+    completion, state = await env.rollout(client, "m", [{"role": "user", "content": "go"}])
+    # model, env(turn 1), model, env(turn 2, done) -> stop before a third model call
+    assert [m["role"] for m in completion] == ["assistant", "user", "assistant", "user"]
+    assert state["turn"] == 2 and completion[-1]["content"] == "turn 2"
+
+
+async def test_max_turns_and_final_env_response(serve, client_for) -> None:
+    class Final(vf.MultiTurnEnv):
+        async def env_response(self, messages, state):
+            if len(state["trajectory"]) == 2:
+                state["final_env_response"] = [vf.UserMessage(content="bye")]
+                return state["final_env_response"]
+            return [vf.UserMessage(content="more")]
+
+    client = client_for(serve("turns:10"))
+    capped = await Final(dataset=_ds(), max_turns=1).rollout(_ds()[0] | {"prompt": [{"role": "user", "content": "x"}]}, client, "m")
+    assert capped["stop_condition"] == "max_turns_reached" and len(capped["trajectory"]) == 1
+    final = await Final(dataset=_ds()).rollout({"prompt": [{"role": "user", "content": "x"}]}, client, "m")
+    assert final["stop_condition"] == "has_final_env_response"
+    assert final["completion"][-1] == {"role": "user", "content": "bye"} and len(final["trajectory"]) == 2
+
+
+async def test_model_errors_retry_then_succeed(serve, client_for) -> None:
+    client = client_for(serve("echo", fail_first=2, fail_status=503))
+    env = vf.SingleTurnEnv(dataset=_ds())
+    env.retry = type(env.retry)(max_retries=3, initial_delay_s=0.01)
+    state = await env.rollout({"prompt": [{"role": "user", "content": "hi"}]}, client, "m")
+    assert state["error"] is None and state["completion"][0]["content"] == "hi"
+
+
+async def test_persistent_model_errors_are_recorded_and_the_run_goes_on(serve, client_for) -> None:
+    client = client_for(serve("echo", fail_first=10_000, fail_status=500))
+    env = vf.SingleTurnEnv(dataset=_ds(3), max_retries=1)
+    env.retry = type(env.retry)(max_retries=1, initial_delay_s=0.01)
+    results = await env.evaluate(client, "m", num_examples=3)
+    assert len(results["outputs"]) == 3
+    assert all(o["error"].startswith("ModelError") for o in results["outputs"])
+    assert all(o["stop_condition"] == "has_error" for o in results["outputs"])
+
+
+async def test_client_timeouts_become_model_errors(serve, client_for) -> None:
+    client = client_for(serve("echo", delay_s=1.0), timeout=0.2)
+    env = vf.SingleTurnEnv(dataset=_ds(), max_retries=0)
+    state = await env.rollout({"prompt": [{"role": "user", "content": "hi"}]}, client, "m")
+    assert isinstance(state["error"], vf.ModelError)
+
+
+async def test_overlong_prompt_stops_without_error(serve, client_for) -> None:
+    def policy(request):
+        return vf_testing.Reply(status=400, content="This model's maximum context length is 8 tokens")
+
+    import verifiers.testing as vf_testing
+
+    client = client_for(serve(policy))
+    env = vf.SingleTurnEnv(dataset=_ds())
+    state = await env.rollout({"prompt": [{"role": "user", "content": "long"}]}, client, "m")
+    assert state["prompt_too_long"] and state["error"] is None
+    assert state["stop_condition"] == "prompt_too_long"

@@ -1,0 +1,106 @@
+"""verifiers: environments for LLM reinforcement learning.
+
+An environment is a dataset, a rollout, and a rubric::
+
+    import verifiers as vf
+
+    env = vf.SingleTurnEnv(dataset=ds, rubric=vf.Rubric(funcs=[exact_match]))
+    results = env.evaluate_sync(client, "my-model", num_examples=10, rollouts_per_example=4)
+
+Names are imported on first use, so ``import verifiers`` stays fast and
+optional dependencies (math-verify) load only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from typing import Any
+
+from verifiers.decorators import cleanup, stop, teardown
+from verifiers.errors import (
+    EmptyModelResponseError,
+    Error,
+    InfraError,
+    ModelError,
+    OverlongPromptError,
+    SandboxError,
+    ToolCallError,
+    ToolError,
+    ToolParseError,
+)
+from verifiers.messages import AssistantMessage, SystemMessage, TextMessage, ToolCall, ToolMessage, UserMessage
+from verifiers.state import State
+from verifiers.version import __version__
+
+_LAZY: dict[str, str] = {
+    "Environment": "verifiers.envs.environment",
+    "MultiTurnEnv": "verifiers.envs.multiturn_env",
+    "SingleTurnEnv": "verifiers.envs.singleturn_env",
+    "ToolEnv": "verifiers.envs.tool_env",
+    "StatefulToolEnv": "verifiers.envs.stateful_tool_env",
+    "EnvGroup": "verifiers.envs.env_group",
+    "Rubric": "verifiers.rubrics.rubric",
+    "RubricGroup": "verifiers.rubrics.rubric_group",
+    "JudgeRubric": "verifiers.rubrics.judge_rubric",
+    "MathRubric": "verifiers.rubrics.math_rubric",
+    "ToolRubric": "verifiers.rubrics.tool_rubric",
+    "Parser": "verifiers.parsers.parser",
+    "ThinkParser": "verifiers.parsers.think_parser",
+    "MaybeThinkParser": "verifiers.parsers.maybe_think_parser",
+    "XMLParser": "verifiers.parsers.xml_parser",
+    "load_environment": "verifiers.loading",
+    "extract_boxed_answer": "verifiers.data.answers",
+    "extract_hash_answer": "verifiers.data.answers",
+    "BOXED_SYSTEM_PROMPT": "verifiers.data.answers",
+    "THINK_BOXED_SYSTEM_PROMPT": "verifiers.data.answers",
+    "load_example_dataset": "verifiers.data.examples",
+    "maybe_await": "verifiers.awaitables",
+    "Messages": "verifiers.types",
+    "ChatMessage": "verifiers.types",
+    "Info": "verifiers.types",
+    "SamplingArgs": "verifiers.types",
+    "RolloutInput": "verifiers.types",
+    "RolloutScore": "verifiers.types",
+    "RolloutScores": "verifiers.types",
+    "GenerateOutputs": "verifiers.types",
+    "GenerateInputs": "verifiers.types",
+    "ProcessedOutputs": "verifiers.types",
+    "RewardFunc": "verifiers.types",
+    "Message": "verifiers.messages",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verifiers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def setup_logging(level: str | None = None) -> None:
+    """Log the SDK's messages to stderr at ``level`` (default WARNING, or ``VF_LOG_LEVEL``)."""
+    logger = logging.getLogger("verifiers")
+    logger.setLevel((level or os.getenv("VF_LOG_LEVEL") or "WARNING").upper())
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+
+
+__all__ = sorted(
+    [
+        "__version__", "setup_logging", "stop", "cleanup", "teardown", "State",
+        "Error", "ModelError", "OverlongPromptError", "EmptyModelResponseError", "ToolError",
+        "ToolParseError", "ToolCallError", "InfraError", "SandboxError",
+        "UserMessage", "AssistantMessage", "SystemMessage", "ToolMessage", "TextMessage", "ToolCall",
+        *_LAZY,
+    ]
+)

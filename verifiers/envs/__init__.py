@@ -1,0 +1,1 @@
+"""The environment classes (one module each, as public environments import them)."""

@@ -1,0 +1,132 @@
+"""``EnvGroup``: several environments behind one, routed by each row's ``task``."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from datasets import Dataset
+
+from verifiers.envs.environment import Environment
+from verifiers.rubrics.rubric import Rubric
+from verifiers.state import State
+
+logger = logging.getLogger("verifiers.envs.EnvGroup")
+
+
+class EnvGroupRubric(Rubric):
+    """Scores each rollout with its own environment's rubric.
+
+    The metric names are the sorted union of every sub-rubric's names; a metric
+    that does not apply to a rollout's environment is filled with 0.0 so every
+    rollout reports the same columns. An unknown task scores 0 with a warning.
+    """
+
+    def __init__(self, env_map: dict[str, Environment]) -> None:
+        super().__init__()
+        self.env_map = env_map
+        names: set[str] = set()
+        for env in env_map.values():
+            names.update(env.rubric.get_reward_func_names())
+        self.all_metric_names = sorted(names)
+
+    def get_reward_func_names(self) -> list[str]:
+        return list(self.all_metric_names)
+
+    def _fill(self, metrics: dict[str, float] | None) -> dict[str, float]:
+        return {name: float((metrics or {}).get(name, 0.0)) for name in self.all_metric_names}
+
+    async def score_group(self, states: list[State], **kwargs: Any) -> None:
+        by_task: dict[str, list[State]] = {}
+        for state in states:
+            by_task.setdefault(state.get("task", "default"), []).append(state)
+        for task, group in by_task.items():
+            env = self.env_map.get(task)
+            if env is None:
+                logger.warning("no environment for task %r; scoring 0", task)
+                for state in group:
+                    state["reward"], state["metrics"], state["advantage"] = 0.0, self._fill(None), 0.0
+                continue
+            await env.rubric.score_group(group, **kwargs)
+            for state in group:
+                state["metrics"] = self._fill(state.get("metrics"))
+
+    async def score_rollout(self, *args: Any, **kwargs: Any) -> Any:
+        """Tuple era: ``score_rollout(prompt, completion, answer, state, task, info)`` → RolloutScore."""
+        from verifiers.types import RolloutScore
+
+        if len(args) == 1 and not kwargs:
+            await self.score_group([args[0]])
+            return None
+        names = ["prompt", "completion", "answer", "state", "task", "info"]
+        bound = dict(zip(names, args)) | kwargs
+        env = self.env_map.get(bound.get("task", "default"))
+        if env is None:
+            logger.warning("no environment for task %r; scoring 0", bound.get("task"))
+            return RolloutScore(reward=0.0, metrics=self._fill(None))
+        score = await env.rubric.score_rollout(*args, **kwargs)
+        return RolloutScore(reward=score.reward, metrics=self._fill(score.metrics))
+
+
+class EnvGroup(Environment):
+    """A mixture of environments; each row's ``task`` names the one that runs and scores it.
+
+    Args:
+        envs: the environments.
+        env_names: their names (the ``task`` values); default ``env_0``, ``env_1``, ...
+
+    Example::
+
+        group = vf.EnvGroup([math_env, code_env], env_names=["math", "code"])
+    """
+
+    def __init__(self, envs: list[Environment], env_names: list[str] | None = None, **kwargs: Any) -> None:
+        if not envs:
+            raise ValueError("EnvGroup needs at least one environment")
+        names = list(env_names or [f"env_{i}" for i in range(len(envs))])
+        if len(names) != len(envs) or len(set(names)) != len(names):
+            raise ValueError("env_names must be unique and as many as envs")
+        self.envs = list(envs)
+        self.env_names = names
+        self.env_map = dict(zip(names, envs))
+        kwargs.setdefault("dataset", _concat(names, [e.dataset for e in envs]))
+        kwargs.setdefault("eval_dataset", _concat(names, [e.eval_dataset for e in envs]))
+        kwargs.setdefault("rubric", EnvGroupRubric(self.env_map))
+        super().__init__(**kwargs)
+
+    def get_env_for_task(self, task: str) -> Environment:
+        return self.env_map.get(task, self.envs[0])
+
+    async def rollout(self, *args: Any, **kwargs: Any) -> Any:
+        """Dispatch to the environment named by the row's task (either call form)."""
+        if args and isinstance(args[0], dict):
+            task = args[0].get("task", "default")
+        else:
+            task = kwargs.get("task", args[4] if len(args) > 4 else "default")
+        return await self.get_env_for_task(task).rollout(*args, **kwargs)
+
+    async def teardown(self) -> None:
+        for env in self.envs:
+            await env.teardown()
+
+
+def _concat(names: list[str], datasets: list[Dataset | None]) -> Dataset | None:
+    rows: list[dict[str, Any]] = []
+    for name, dataset in zip(names, datasets):
+        for row in dataset or []:
+            rows.append({
+                "prompt": row["prompt"],
+                "answer": row.get("answer", ""),
+                "task": row.get("task") or name,
+                # JSON keeps differently-shaped info dicts from fighting over one Arrow schema.
+                "info": json.dumps(row.get("info") or {}),
+            })
+    if not rows:
+        return None
+    for index, row in enumerate(rows):
+        row["example_id"] = index
+    return Dataset.from_list(rows)
+
+
+__all__ = ["EnvGroup", "EnvGroupRubric"]

@@ -1,0 +1,232 @@
+"""``Environment``: a dataset, a rollout, and a rubric.
+
+The base class holds what every environment shares: its datasets, parser,
+rubric and default sampling arguments. The turn loop lives in
+:class:`~verifiers.envs.multiturn_env.MultiTurnEnv`; running many rollouts and
+saving them lives in :mod:`verifiers.eval.engine`; token outputs for training
+live in :mod:`verifiers.tokens`. The methods here are thin doors to those.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import logging
+from typing import Any
+
+from datasets import Dataset
+
+from verifiers.decorators import teardown_handlers
+from verifiers.awaitables import maybe_await
+from verifiers.envs.dataset import format_dataset
+from verifiers.errors import OverlongPromptError
+from verifiers.messages import to_plain
+from verifiers.parsers.parser import Parser
+from verifiers.rollout.model_call import RetryPolicy, request_model
+from verifiers.rubrics.rubric import Rubric
+from verifiers.types import GenerateOutputs, ProcessedOutputs
+
+
+def _is_state_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """``get_model_response(state, prompt)`` (State era) vs ``(client, model, prompt, ...)``."""
+    first = args[0] if args else kwargs.get("state", kwargs.get("client"))
+    return isinstance(first, dict)
+
+
+class Environment(abc.ABC):
+    """Base of every environment.
+
+    Args:
+        dataset / eval_dataset: rows with ``question`` (or ``prompt``), ``answer``, ``task``, ``info``.
+        system_prompt, few_shot: prepended to each prompt built from ``question``.
+        parser, rubric: default to ``Parser()`` and ``Rubric(parser=parser)``.
+        sampling_args: defaults merged under each call's sampling args.
+        message_type: ``"chat"`` or ``"completion"``.
+        oai_tools / tool_defs: tool schemas offered to the model.
+        max_retries: retries of transient model API failures within a rollout.
+        **kwargs: kept as attributes, as the original does (environments rely on it).
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset | None = None,
+        eval_dataset: Dataset | None = None,
+        system_prompt: str | None = None,
+        few_shot: list[dict[str, Any]] | None = None,
+        parser: Parser | None = None,
+        rubric: Rubric | None = None,
+        sampling_args: dict[str, Any] | None = None,
+        message_type: str = "chat",
+        oai_tools: list[dict[str, Any]] | None = None,
+        tool_defs: list[dict[str, Any]] | None = None,
+        max_workers: int = 512,
+        max_retries: int = 3,
+        env_id: str | None = None,
+        env_args: dict[str, Any] | None = None,
+        pass_threshold: float = 0.5,
+        **kwargs: Any,
+    ) -> None:
+        self.logger = logging.getLogger(f"verifiers.envs.{type(self).__name__}")
+        if message_type not in ("chat", "completion"):
+            raise ValueError(f"message_type must be 'chat' or 'completion', got {message_type!r}")
+        self.message_type = message_type
+        self.system_prompt = system_prompt
+        self.few_shot = few_shot
+        self.parser = parser if parser is not None else Parser()
+        self.rubric = rubric if rubric is not None else Rubric(parser=self.parser)
+        if type(self.parser) is not type(getattr(self.rubric, "parser", self.parser)):
+            self.logger.warning("the environment's parser and its rubric's parser are of different types")
+        self.oai_tools = list(oai_tools or tool_defs or [])
+        self.max_workers = max_workers
+        self.retry = RetryPolicy(max_retries=max_retries)
+        self.env_id = env_id or ""
+        self.env_args = dict(env_args or {})
+        self.pass_threshold = pass_threshold
+        self.sampling_args: dict[str, Any] = {"n": 1, "extra_body": {}}
+        for key, value in (sampling_args or {}).items():
+            if key == "extra_body" and isinstance(value, dict):
+                self.sampling_args["extra_body"].update(value)
+            else:
+                self.sampling_args[key] = value
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        if kwargs:
+            self.logger.debug("extra keyword arguments kept as attributes: %s", sorted(kwargs))
+        if dataset is None and eval_dataset is None:
+            raise ValueError("Either dataset or eval_dataset must be provided")
+        if message_type == "completion":
+            if system_prompt or few_shot:
+                raise ValueError("system_prompt and few_shot are not supported with message_type='completion'")
+            self.dataset, self.eval_dataset = dataset, eval_dataset
+        else:
+            self.dataset = self._format(dataset)
+            self.eval_dataset = self._format(eval_dataset)
+
+    # -- datasets ---------------------------------------------------------------------------
+
+    def _format(self, dataset: Dataset | None) -> Dataset | None:
+        if dataset is None:
+            return None
+        return format_dataset(dataset, self.system_prompt, self.few_shot)
+
+    def format_dataset(self, dataset: Dataset, system_prompt: str | None = None, few_shot: Any = None,
+                       question_key: str = "question", answer_key: str = "answer") -> Dataset:
+        return format_dataset(dataset, system_prompt, few_shot, question_key, answer_key)
+
+    def get_dataset(self, n: int = -1, seed: int | None = None) -> Dataset:
+        if self.dataset is None:
+            raise ValueError("this environment has no training dataset")
+        if seed is not None:
+            self.dataset = self.dataset.shuffle(seed=seed)
+        return self.dataset.select(range(min(n, len(self.dataset)))) if n > 0 else self.dataset
+
+    def get_eval_dataset(self, n: int = -1, seed: int | None = None) -> Dataset:
+        if self.eval_dataset is None:
+            self.logger.warning("eval_dataset is not set, falling back to the training dataset")
+            return self.get_dataset(n, seed)
+        if seed is not None:
+            self.eval_dataset = self.eval_dataset.shuffle(seed=seed)
+        return self.eval_dataset.select(range(min(n, len(self.eval_dataset)))) if n > 0 else self.eval_dataset
+
+    def get_reward_funcs(self, **kwargs: Any) -> list[Any]:
+        return self.rubric.get_reward_funcs()
+
+    def get_reward_weights(self, **kwargs: Any) -> list[float]:
+        return self.rubric.get_reward_weights()
+
+    @property
+    def tool_defs(self) -> list[dict[str, Any]]:
+        return self.oai_tools
+
+    # -- the model --------------------------------------------------------------------------
+
+    async def get_model_response(self, *args: Any, **kwargs: Any) -> Any:
+        """One model response: ``(state, prompt)`` in the State era, ``(client, model, prompt, ...)`` before.
+
+        The tuple era signals an overlong prompt with a dummy response whose id is
+        ``"overlong-prompt"``; the State era raises :class:`OverlongPromptError`.
+        """
+        if _is_state_call(args, kwargs):
+            state = args[0] if args else kwargs["state"]
+            prompt = args[1] if len(args) > 1 else kwargs["prompt"]
+            return await request_model(
+                state["client"], state["model"], prompt,
+                tools=state.get("oai_tools") or None,
+                sampling_args=state.get("sampling_args"),
+                message_type=self.message_type, retry=self.retry,
+            )
+        return await self._tuple_model_response(*args, **kwargs)
+
+    async def _tuple_model_response(self, client: Any, model: str, prompt: Any, oai_tools: list | None = None,
+                                    sampling_args: dict[str, Any] | None = None, message_type: str | None = None,
+                                    **_: Any) -> Any:
+        try:
+            return await request_model(client, model, prompt, tools=oai_tools, sampling_args=sampling_args,
+                                       message_type=message_type or self.message_type, retry=self.retry)
+        except OverlongPromptError:
+            from openai.types.chat import ChatCompletion
+
+            return ChatCompletion(id="overlong-prompt", choices=[], created=0, model=model, object="chat.completion")
+
+    # -- rollouts ---------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def rollout(self, *args: Any, **kwargs: Any) -> Any:
+        """Run one rollout (see MultiTurnEnv for both call forms)."""
+
+    async def generate(self, inputs: Any, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+                       **kwargs: Any) -> GenerateOutputs:
+        """Run (and score) one rollout per input row; see :func:`verifiers.eval.engine.generate`."""
+        from verifiers.eval.engine import generate
+
+        return await generate(self, inputs, client, model, sampling_args, **kwargs)
+
+    a_generate = generate
+
+    def generate_sync(self, inputs: Any, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+                      **kwargs: Any) -> GenerateOutputs:
+        from verifiers.eval.engine import run_sync
+
+        return run_sync(self.generate(inputs, client, model, sampling_args, **kwargs))
+
+    async def evaluate(self, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+                       num_examples: int = -1, rollouts_per_example: int = 1, **kwargs: Any) -> GenerateOutputs:
+        """Evaluate on ``num_examples`` rows of the eval dataset, ``rollouts_per_example`` times each."""
+        from verifiers.eval.engine import expand_rollouts
+
+        dataset = self.get_eval_dataset(n=num_examples)
+        inputs = expand_rollouts(dataset, rollouts_per_example)
+        return await self.generate(inputs, client, model, sampling_args, **kwargs)
+
+    def evaluate_sync(self, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+                      num_examples: int = -1, rollouts_per_example: int = 1, **kwargs: Any) -> GenerateOutputs:
+        from verifiers.eval.engine import run_sync
+
+        return run_sync(self.evaluate(client, model, sampling_args, num_examples, rollouts_per_example, **kwargs))
+
+    async def teardown(self) -> None:
+        """Run the environment's ``@vf.teardown`` handlers (once, after all rollouts)."""
+        for handler in teardown_handlers(self):
+            await maybe_await(handler)
+
+    # -- training outputs -------------------------------------------------------------------
+
+    def process_env_results_vllm(self, prompts: list[Any], completions: list[Any], states: list[Any],
+                                 rewards: list[float], processing_class: Any, **kwargs: Any) -> ProcessedOutputs:
+        """Token ids, masks and logprobs per rollout, from the server's own tokens (tuple-era API)."""
+        from verifiers.tokens.samples import process_env_results_vllm
+
+        return process_env_results_vllm(prompts, completions, states, rewards, processing_class, **kwargs)
+
+    process_env_results = process_env_results_vllm
+
+    def make_dataset(self, results: GenerateOutputs, state_columns: list[str] | None = None, **_: Any) -> Dataset:
+        """The results as a ``datasets.Dataset``, one row per rollout."""
+        rows = [dict(o) for o in results["outputs"]]
+        for row, state in zip(rows, results.state):
+            for column in state_columns or []:
+                row[column] = to_plain(state.get(column))
+        return Dataset.from_list(copy.deepcopy(rows))
+
+
+__all__ = ["Environment"]

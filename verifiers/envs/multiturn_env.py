@@ -1,0 +1,268 @@
+"""``MultiTurnEnv``: the one rollout loop of the SDK.
+
+Every environment's rollout runs here: model turn, stop check, environment
+turn, repeat. Subclasses fill hooks (``env_response``, ``setup_state``,
+``@vf.stop`` conditions, ``@vf.cleanup`` handlers) and never the loop.
+
+The loop keeps the call order of the era the subclass is written in
+(see :mod:`verifiers.rollout.era`), because rewards can depend on it:
+
+* State era: stop? → model → [stop? → env → model]…
+* tuple era: stop? → model → [stop? → env → stop? → model]…
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import copy
+import logging
+import time
+from typing import Any
+
+from verifiers.awaitables import maybe_await
+from verifiers.decorators import cleanup_handlers, stop, stop_conditions
+from verifiers.envs.environment import Environment
+from verifiers.errors import Error, OverlongPromptError
+from verifiers.messages import to_message, to_messages
+from verifiers.rollout.era import detect_era, tuple_style_is_completed
+from verifiers.rollout.response import parse_response
+from verifiers.state import State, TrajectoryStep
+
+logger = logging.getLogger("verifiers.rollout")
+
+
+def _is_client(value: Any) -> bool:
+    return hasattr(value, "chat") or hasattr(value, "completions")
+
+
+class MultiTurnEnv(Environment):
+    """An environment where the model and the environment take turns.
+
+    Args:
+        max_turns: stop after this many model turns (``-1``: no limit).
+        max_total_completion_tokens: stop once the model has produced this many tokens (``-1``: no limit).
+        timeout_seconds: wall-clock budget of one rollout; when spent, the rollout records the error and stops.
+
+    Example::
+
+        class Guess(vf.MultiTurnEnv):
+            async def env_response(self, messages, state):
+                return [vf.UserMessage(content="higher")]
+
+            @vf.stop
+            async def guessed(self, state) -> bool:
+                return "42" in state["trajectory"][-1]["completion"][-1]["content"]
+    """
+
+    def __init__(self, max_turns: int = -1, max_total_completion_tokens: int = -1,
+                 timeout_seconds: float | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_turns = max_turns
+        self.max_total_completion_tokens = max_total_completion_tokens
+        self.timeout_seconds = timeout_seconds
+        self.era = detect_era(type(self))
+        self._tuple_is_completed = tuple_style_is_completed(type(self))
+        self._stop_conditions = stop_conditions(self)
+        self._cleanup_handlers = cleanup_handlers(self)
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
+        """The environment's reply to the model's last turn (messages; tuple era: ``(messages, state)``)."""
+
+    async def setup_state(self, state: State, **kwargs: Any) -> State:
+        """Prepare per-rollout state before the first model turn."""
+        return state
+
+    async def is_completed(self, *args: Any, **kwargs: Any) -> bool:
+        """Whether the rollout is over: the first ``@vf.stop`` condition that fires ends it.
+
+        Accepts ``(state)`` and the tuple era's ``(messages, state)``.
+        """
+        state = kwargs["state"] if "state" in kwargs else args[-1]
+        for condition in self._stop_conditions:
+            if await maybe_await(condition, state):
+                state["stop_condition"] = condition.__name__
+                return True
+        return False
+
+    # -- built-in stop conditions -----------------------------------------------------------
+
+    @stop(priority=100)
+    async def has_error(self, state: State) -> bool:
+        return state.get("error") is not None
+
+    @stop(priority=90)
+    async def prompt_too_long(self, state: State) -> bool:
+        return bool(state.get("prompt_too_long"))
+
+    @stop(priority=80)
+    async def has_final_env_response(self, state: State) -> bool:
+        return state.get("final_env_response") is not None
+
+    @stop
+    async def max_turns_reached(self, state: State) -> bool:
+        turns = state["turn"] if self.era == "tuple" else len(state["trajectory"])
+        return 0 < self.max_turns <= turns
+
+    @stop
+    async def max_total_completion_tokens_reached(self, state: State) -> bool:
+        limit = self.max_total_completion_tokens
+        return limit > 0 and state.get("total_completion_tokens", 0) >= limit
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def init_state(self, input: dict[str, Any], client: Any, model: str,
+                         sampling_args: dict[str, Any] | None = None) -> State:
+        """A fresh state for one rollout of ``input`` (a dataset row)."""
+        args = copy.deepcopy(self.sampling_args)
+        args.update(sampling_args or {})
+        info = dict(input.get("info") or {})
+        prompt = input["prompt"]
+        prompt = to_messages(_drop_none(m) for m in prompt) if isinstance(prompt, list) else prompt
+        return State.new(
+            prompt=prompt, answer=input.get("answer", ""), task=input.get("task", "default"), info=info,
+            example_id=input.get("example_id", input.get("id", 0)), model=model, client=client,
+            sampling_args=args, tool_defs=info.get("oai_tools") or self.oai_tools, input=dict(input),
+        )
+
+    async def rollout(self, *args: Any, **kwargs: Any) -> Any:
+        """Run one rollout.
+
+        State era: ``rollout(input, client, model, sampling_args=None) -> State``.
+        Tuple era: ``rollout(client, model, prompt, answer="", task="default", info=None,
+        sampling_args=None) -> (completion, state)``.
+        """
+        if (args and _is_client(args[0])) or "prompt" in kwargs:
+            return await self._tuple_rollout(*args, **kwargs)
+        return await self._state_rollout(*args, **kwargs)
+
+    async def _state_rollout(self, input: dict[str, Any], client: Any, model: str,
+                             sampling_args: dict[str, Any] | None = None, **_: Any) -> State:
+        state = await self.init_state(input, client, model, sampling_args)
+        return await self.run_loop(state)
+
+    async def _tuple_rollout(self, client: Any, model: str, prompt: Any, answer: str = "", task: str = "default",
+                             info: dict[str, Any] | None = None, sampling_args: dict[str, Any] | None = None,
+                             **kwargs: Any) -> tuple[Any, State]:
+        row = {"prompt": prompt, "answer": answer, "task": task, "info": info or {},
+               "example_id": kwargs.get("example_id", 0)}
+        state = await self._state_rollout(row, client, model, sampling_args)
+        return state["completion"], state
+
+    async def run_loop(self, state: State) -> State:
+        """Drive one initialised state to completion; errors of the SDK's tree are recorded, not raised."""
+        started = time.perf_counter()
+        try:
+            state = await maybe_await(self.setup_state, state) or state
+            if self.timeout_seconds:
+                await asyncio.wait_for(self._turns(state), timeout=self.timeout_seconds)
+            else:
+                await self._turns(state)
+        except OverlongPromptError:
+            state["prompt_too_long"] = True
+            state["is_truncated"] = True
+            state["stop_condition"] = "prompt_too_long"
+        except Error as error:
+            _record_error(state, error)
+        except asyncio.TimeoutError:
+            _record_error(state, TimeoutError(f"rollout exceeded timeout_seconds={self.timeout_seconds}"))
+        finally:
+            await self._run_cleanup(state)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            state["timing"]["generation_ms"] = elapsed_ms
+            state["timing"]["total_ms"] = elapsed_ms + state["timing"].get("scoring_ms", 0.0)
+            state["is_completed"] = True
+        return state
+
+    async def _turns(self, state: State) -> None:
+        messages = copy.copy(state["prompt"])
+        if await self._should_stop(messages, state):
+            return
+        messages = await self._model_turn(messages, state)
+        while not await self._should_stop(messages, state):
+            messages = await self._env_turn(messages, state)
+            if state.get("final_env_response") is not None:
+                state["stop_condition"] = "has_final_env_response"
+                return
+            if self.era == "tuple" and await self._should_stop(messages, state):
+                return
+            messages = await self._model_turn(messages, state)
+
+    async def _should_stop(self, messages: Any, state: State) -> bool:
+        if state.get("error") is not None or state.get("prompt_too_long"):
+            state["stop_condition"] = state.get("stop_condition") or (
+                "has_error" if state.get("error") is not None else "prompt_too_long")
+            return True
+        if self._tuple_is_completed:
+            done = await maybe_await(self.is_completed, messages, state)
+        else:
+            done = await maybe_await(self.is_completed, state)
+        if done and not state.get("stop_condition"):
+            state["stop_condition"] = "is_completed"
+        return bool(done)
+
+    async def _model_turn(self, messages: Any, state: State) -> Any:
+        response = await self.get_model_response(state, messages)
+        parsed = parse_response(response, self.message_type)
+        step = TrajectoryStep(
+            prompt=copy.copy(messages), completion=None, response=response, tokens=parsed.tokens,
+            reward=None, advantage=None, is_truncated=parsed.is_truncated,
+            trajectory_id=state["trajectory_id"], extras={},
+        )
+        if self.message_type == "completion":
+            state.setdefault("responses_start_idx", []).append(len(state["completion"]))
+            step["completion"] = parsed.message
+            state["completion"] += parsed.message
+            messages = messages + parsed.message
+        else:
+            step["completion"] = [parsed.message]
+            state["completion"].append(parsed.message)
+            messages = [*messages, parsed.message]
+        state["trajectory"].append(step)
+        state["responses"].append(response)
+        state["turn"] += 1
+        state["total_completion_tokens"] = state.get("total_completion_tokens", 0) + parsed.completion_tokens
+        state["is_truncated"] = state["is_truncated"] or parsed.is_truncated
+        return messages
+
+    async def _env_turn(self, messages: Any, state: State) -> Any:
+        result = await maybe_await(self.env_response, messages, state)
+        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
+            result, new_state = result
+            if new_state is not state:
+                state.update(new_state)
+        if self.message_type == "completion":
+            text = result or ""
+            state["completion"] += text
+            return messages + text
+        env_messages = [to_message(m) for m in (result or [])]
+        state["completion"].extend(env_messages)
+        return [*messages, *env_messages]
+
+    async def _run_cleanup(self, state: State) -> None:
+        for handler in self._cleanup_handlers:
+            try:
+                await maybe_await(handler, state)
+            except Error as error:
+                logger.warning("cleanup handler %s failed: %r", handler.__name__, error)
+                state.setdefault("cleanup_errors", []).append(f"{handler.__name__}: {error!r}")
+
+
+def _drop_none(message: Any) -> Any:
+    """Datasets fill absent struct fields with None; the API must not see them."""
+    if isinstance(message, dict):
+        return {k: v for k, v in message.items() if v is not None}
+    return message
+
+
+def _record_error(state: State, error: BaseException) -> None:
+    # The exception itself, as in the State era (envs may test its type); outputs stringify it.
+    state["error"] = error
+    state["stop_condition"] = "has_error"
+    logger.debug("rollout recorded error %r", error)
+
+
+__all__ = ["MultiTurnEnv"]

@@ -1,0 +1,103 @@
+"""``ToolEnv``: the model calls Python functions as tools until it answers without one."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from verifiers.awaitables import maybe_await
+from verifiers.decorators import stop
+from verifiers.envs.multiturn_env import MultiTurnEnv
+from verifiers.errors import ToolParseError
+from verifiers.messages import ToolMessage
+from verifiers.state import State
+from verifiers.tools.calls import check_arguments, parse_tool_call
+from verifiers.tools.schema import convert_func_to_oai_tool
+
+logger = logging.getLogger("verifiers.tools")
+
+
+def _last_assistant(messages: Any) -> Any:
+    if isinstance(messages, list) and messages and messages[-1].get("role") == "assistant":
+        return messages[-1]
+    return None
+
+
+class ToolEnv(MultiTurnEnv):
+    """Offer ``tools`` (sync or async functions) to the model; run its calls in order.
+
+    A malformed call (unknown tool, bad JSON, wrong arguments) is answered with a
+    tool message that says what was wrong; a tool that raises is answered with
+    ``error_formatter(exception)``. Both are counted in ``state["tool_errors"]``.
+
+    Example::
+
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+
+        env = vf.ToolEnv(tools=[add], dataset=ds, max_turns=5)
+    """
+
+    def __init__(self, tools: list[Callable[..., Any]] | None = None, max_turns: int = 10,
+                 error_formatter: Callable[[Exception], str] = lambda e: str(e), **kwargs: Any) -> None:
+        self.tools: list[Callable[..., Any]] = list(tools or [])
+        self.tool_map: dict[str, Callable[..., Any]] = {t.__name__: t for t in self.tools}
+        self.error_formatter = error_formatter
+        kwargs.setdefault("oai_tools", [convert_func_to_oai_tool(t) for t in self.tools])
+        super().__init__(max_turns=max_turns, **kwargs)
+
+    def add_tool(self, tool: Callable[..., Any]) -> None:
+        self.tools.append(tool)
+        self.tool_map[tool.__name__] = tool
+        self.oai_tools.append(convert_func_to_oai_tool(tool))
+
+    def remove_tool(self, tool: Callable[..., Any]) -> None:
+        self.tools.remove(tool)
+        self.tool_map.pop(tool.__name__, None)
+        self.oai_tools = [t for t in self.oai_tools if t["function"]["name"] != tool.__name__]
+
+    @stop
+    async def no_tools_called(self, state: State) -> bool:
+        if not state["trajectory"]:
+            return False
+        last = _last_assistant(state["trajectory"][-1]["completion"])
+        return last is not None and not last.get("tool_calls")
+
+    def hidden_args(self, tool_name: str) -> set[str]:
+        """Arguments the model must not pass (see StatefulToolEnv)."""
+        return set()
+
+    async def call_tool(self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str, **kwargs: Any) -> ToolMessage:
+        """Run one tool and wrap its result (or its error) as a tool message."""
+        try:
+            result = await maybe_await(self.tool_map[tool_name], **tool_args)
+            content = str(result)
+        except Exception as error:  # policy: a tool's exception is the model's feedback, and it is counted
+            content = self.error_formatter(error)
+            kwargs.get("state", {}).setdefault("tool_errors", []).append(f"{tool_name}: {type(error).__name__}")
+            logger.debug("tool %s raised %r", tool_name, error)
+        return ToolMessage(role="tool", content=content, tool_call_id=tool_call_id)
+
+    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State) -> dict[str, Any]:
+        """Hook for StatefulToolEnv to inject hidden arguments."""
+        return tool_args
+
+    async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
+        """Answer every tool call of the last assistant message, in order."""
+        replies: list[ToolMessage] = []
+        last = _last_assistant(messages)
+        for tool_call in (last.get("tool_calls") or []) if last is not None else []:
+            try:
+                name, args, call_id = parse_tool_call(tool_call, self.tool_map)
+                check_arguments(name, self.tool_map[name], args, self.hidden_args(name))
+            except ToolParseError as error:
+                state.setdefault("tool_errors", []).append(str(error))
+                replies.append(ToolMessage(role="tool", content=str(error), tool_call_id=tool_call.get("id") or ""))
+                continue
+            args = await self.prepare_tool_args(name, args, messages, state)
+            replies.append(await self.call_tool(name, args, call_id, state=state))
+        return (replies, state) if self.era == "tuple" else replies
+
+
+__all__ = ["ToolEnv"]

@@ -1,0 +1,1 @@
+"""Running many rollouts, saving them as they finish, and summarising a run."""

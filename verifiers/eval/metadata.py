@@ -1,0 +1,103 @@
+"""What a run's ``metadata.json`` says: scores, pass@k, errors, and exactly which code produced them."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import math
+import platform
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+from verifiers.version import __version__
+
+
+def pass_at_k(num_samples: int, num_correct: int, k: int) -> float:
+    """Unbiased pass@k of one example: 1 - C(n-c, k) / C(n, k)."""
+    if k > num_samples:
+        raise ValueError(f"k={k} exceeds the {num_samples} samples")
+    if num_samples - num_correct < k:
+        return 1.0
+    return 1.0 - math.comb(num_samples - num_correct, k) / math.comb(num_samples, k)
+
+
+def pass_at_k_table(outputs: list[dict[str, Any]], threshold: float) -> dict[str, float]:
+    """Mean pass@k over examples for k = 1, 2, 4, … up to the rollouts per example."""
+    groups: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for output in outputs:
+        groups[(str(output.get("task")), int(output["example_id"]))].append(float(output["reward"]))
+    if not groups:
+        return {}
+    n = min(len(rewards) for rewards in groups.values())
+    table: dict[str, float] = {}
+    k = 1
+    while k <= n:
+        values = [pass_at_k(len(r), sum(x >= threshold for x in r), k) for r in groups.values()]
+        table[str(k)] = statistics.fmean(values)
+        k *= 2
+    return table
+
+
+def error_counts(outputs: list[dict[str, Any]]) -> dict[str, int]:
+    """Counts of every failure kind: rollout errors by type, reward functions that raised, tool errors."""
+    counts: Counter[str] = Counter()
+    for output in outputs:
+        if output.get("error"):
+            counts[f"rollout: {str(output['error']).split(':', 1)[0]}"] += 1
+        for name in output.get("scoring_errors") or {}:
+            counts[f"reward function: {name}"] += 1
+        if output.get("tool_errors"):
+            counts["tool call errors"] += int(output["tool_errors"])
+    return dict(sorted(counts.items()))
+
+
+def package_info(module: str) -> dict[str, Any]:
+    """The installed distribution that provides ``module``: name, version, and how it was installed."""
+    dists = importlib.metadata.packages_distributions().get(module.split(".")[0], [])
+    if not dists:
+        return {"module": module, "distribution": None, "version": None}
+    dist = importlib.metadata.distribution(dists[0])
+    info: dict[str, Any] = {"module": module, "distribution": dist.metadata["Name"], "version": dist.version}
+    direct_url = dist.read_text("direct_url.json")
+    if direct_url:
+        data = json.loads(direct_url)
+        info["source_url"] = data.get("url")
+        hashes = (data.get("archive_info") or {}).get("hashes") or {}
+        if hashes:
+            info["archive_hashes"] = hashes
+        info["editable"] = bool((data.get("dir_info") or {}).get("editable"))
+    installer = dist.read_text("INSTALLER")
+    if installer:
+        info["installer"] = installer.strip()
+    # Hub installs record the wheel's sha256 here (written by `vf-hub install`).
+    wheel_hash = dist.read_text("VF_WHEEL_SHA256")
+    if wheel_hash:
+        info["wheel_sha256"] = wheel_hash.strip()
+    return info
+
+
+def version_info(env_module: str | None) -> dict[str, Any]:
+    return {
+        "verifiers": __version__,
+        "python": platform.python_version(),
+        "environment_package": package_info(env_module) if env_module else None,
+    }
+
+
+def summarize(outputs: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
+    """Average reward (± std), average of each metric, error counts and pass@k."""
+    rewards = [float(o["reward"]) for o in outputs]
+    names = sorted({k for o in outputs for k in o.get("metrics") or {}})
+    return {
+        "avg_reward": statistics.fmean(rewards) if rewards else 0.0,
+        "std_reward": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
+        "avg_metrics": {n: statistics.fmean(float((o.get("metrics") or {}).get(n, 0.0)) for o in outputs) for n in names},
+        "avg_error": statistics.fmean(1.0 if o.get("error") else 0.0 for o in outputs) if outputs else 0.0,
+        "error_counts": error_counts(outputs),
+        "pass_at_k": pass_at_k_table(outputs, threshold),
+        "pass_threshold": threshold,
+    }
+
+
+__all__ = ["pass_at_k", "pass_at_k_table", "error_counts", "package_info", "version_info", "summarize"]

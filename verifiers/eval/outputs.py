@@ -1,0 +1,54 @@
+"""A finished state → the JSON-safe record saved in ``results.jsonl``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verifiers.messages import to_plain
+from verifiers.state import State
+
+
+def _json_safe(value: Any) -> Any:
+    """Plain JSON data; anything else (objects in ``info``) becomes its string form."""
+    return json.loads(json.dumps(to_plain(value), default=str))
+
+
+def _error_text(error: Any) -> str | None:
+    if error is None:
+        return None
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}"
+    return str(error)
+
+
+def state_to_output(state: State, rollout_index: int = 0, state_columns: list[str] | None = None) -> dict[str, Any]:
+    """The record of one rollout: inputs, completion, scores, timing, how it ended."""
+    info = {k: v for k, v in (state.get("info") or {}).items() if k != "oai_tools"}
+    output: dict[str, Any] = {
+        "example_id": state.get("example_id", 0),
+        "rollout_index": rollout_index,
+        "task": state.get("task", "default"),
+        "prompt": _json_safe(state.get("prompt")),
+        "completion": _json_safe(state.get("completion")),
+        "answer": state.get("answer", ""),
+        "info": _json_safe(info),
+        "reward": float(state["reward"]) if state.get("reward") is not None else 0.0,
+        "metrics": {k: float(v) for k, v in (state.get("metrics") or {}).items()},
+        "advantage": state.get("advantage"),
+        "timing": dict(state.get("timing") or {}),
+        "is_completed": bool(state.get("is_completed", True)),
+        "is_truncated": bool(state.get("is_truncated", False)),
+        "stop_condition": state.get("stop_condition"),
+        "error": _error_text(state.get("error")),
+        "num_turns": len(state.get("trajectory") or []),
+        "total_completion_tokens": state.get("total_completion_tokens", 0),
+        "scoring_errors": dict(state.get("scoring_errors") or {}),
+        "tool_errors": len(state.get("tool_errors") or []),
+    }
+    for column in state_columns or []:
+        output[column] = _json_safe(state.get(column))
+    return output
+
+
+__all__ = ["state_to_output"]

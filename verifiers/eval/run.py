@@ -1,0 +1,156 @@
+"""An evaluation run, as ``vf-eval`` performs it: config in, results folder out.
+
+``run_eval(EvalConfig(...))`` loads the environment, streams every scored group
+into ``results.jsonl``, and writes ``metadata.json`` (at the start with the
+config, at the end with the scores). ``resume`` continues a killed run from its
+folder: the saved config is reused, finished groups are kept, the rest runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+from pydantic import BaseModel, Field
+
+from verifiers.errors import UsageError
+from verifiers.eval.engine import expand_rollouts, generate
+from verifiers.eval.metadata import summarize, version_info
+from verifiers.eval.results import ResultsWriter, load_complete_groups
+from verifiers.loading import load_environment, parse_env_id
+
+
+class EvalConfig(BaseModel):
+    """Everything one evaluation run needs; every field is a ``vf-eval`` flag."""
+
+    env_id: str = Field(description="Environment id: [owner/]name[@version].")
+    env_args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for load_environment, as a JSON object.")
+    model: str = Field("gpt-4.1-mini", description="Model name sent to the API.")
+    api_base_url: str = Field("https://api.openai.com/v1", description="Base URL of the OpenAI-compatible API.")
+    api_key_var: str = Field("OPENAI_API_KEY", description="Environment variable that holds the API key.")
+    headers: list[str] = Field(default_factory=list, description="Extra HTTP header 'Name: Value' (repeatable).")
+    num_examples: int = Field(5, description="Examples to evaluate (-1: all).")
+    rollouts_per_example: int = Field(3, ge=1, description="Rollouts per example (scored as a group).")
+    max_concurrent: int = Field(32, description="Rollouts talking to the model at once (-1: no cap).")
+    max_concurrent_scoring: int | None = Field(None, description="Groups scored at once (default: as --max-concurrent).")
+    max_tokens: int | None = Field(None, description="Max tokens per model response.")
+    temperature: float | None = Field(None, description="Sampling temperature.")
+    sampling_args: dict[str, Any] | None = Field(None, description="Sampling arguments as a JSON object; wins over -t/-T.")
+    output_dir: Path | None = Field(None, description="Folder for runs (default ./outputs); the run goes in evals/<env>--<model>/<id>.")
+    pass_threshold: float = Field(0.5, description="Reward at or above which a rollout counts as a pass (pass@k).")
+    independent_scoring: bool = Field(False, description="Score every rollout alone instead of per example group.")
+    timeout: float = Field(600.0, gt=0, description="Seconds before one model request times out.")
+    max_retries: int = Field(3, ge=0, description="Retries of a failed model request (5xx, 429, timeouts) with backoff.")
+
+    def merged_sampling_args(self) -> dict[str, Any]:
+        args: dict[str, Any] = {"max_tokens": self.max_tokens}
+        if self.temperature is not None:
+            args["temperature"] = self.temperature
+        args.update(self.sampling_args or {})
+        return args
+
+
+def _api_key(config: EvalConfig) -> str:
+    key = os.environ.get(config.api_key_var)
+    if key:
+        return key
+    host = httpx.URL(config.api_base_url).host
+    if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+        return "EMPTY"  # local servers take any key
+    raise UsageError(f"no API key: set the environment variable {config.api_key_var} (or choose another with -k)")
+
+
+def _parse_headers(headers: list[str]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for header in headers:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"bad --header {header!r}: expected 'Name: Value'")
+        parsed[name.strip()] = value.strip()
+    return parsed
+
+
+def make_client(config: EvalConfig) -> Any:
+    from openai import AsyncOpenAI
+
+    cap = config.max_concurrent if config.max_concurrent > 0 else 1000
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=cap * 2, max_keepalive_connections=cap * 2),
+                             timeout=config.timeout)
+    # Retries are the rollout's (with backoff and counting), not the client's.
+    return AsyncOpenAI(base_url=config.api_base_url, api_key=_api_key(config), max_retries=0,
+                       timeout=config.timeout, default_headers=_parse_headers(config.headers), http_client=http)
+
+
+def new_run_dir(config: EvalConfig) -> Path:
+    root = config.output_dir or Path("outputs")
+    name = f"{parse_env_id(config.env_id).name}--{config.model.replace('/', '--')}"
+    return root / "evals" / name / uuid.uuid4().hex[:8]
+
+
+def load_run_config(run_dir: Path) -> EvalConfig:
+    """The config saved in a run folder, for ``--resume``."""
+    path = run_dir / "metadata.json"
+    if not path.is_file():
+        raise UsageError(f"cannot resume: {path} does not exist (is {run_dir} a run folder?)")
+    return EvalConfig.model_validate(json.loads(path.read_text())["config"])
+
+
+def _write_metadata(run_dir: Path, data: dict[str, Any]) -> None:
+    tmp = run_dir / "metadata.json.tmp"
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    os.replace(tmp, run_dir / "metadata.json")
+
+
+async def run_eval(config: EvalConfig, run_dir: Path | None = None, resume: bool = False,
+                   on_progress: Callable[[int, int], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any], Path]:
+    """Run (or resume) an evaluation; returns ``(outputs, metadata, run_dir)``."""
+    env = load_environment(config.env_id, **config.env_args)
+    run_dir = run_dir or new_run_dir(config)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results_path = run_dir / "results.jsonl"
+    done = load_complete_groups(results_path, config.rollouts_per_example) if resume else []
+    if not resume and results_path.exists():
+        raise UsageError(f"{results_path} already exists; use --resume {run_dir} to continue it")
+    rows = expand_rollouts(env.get_eval_dataset(n=config.num_examples), config.rollouts_per_example)
+    finished = {(str(o.get("task", "default")), int(o["example_id"])) for o in done}
+    todo = [r for r in rows if (str(r.get("task", "default")), int(r["example_id"])) not in finished]
+    started = datetime.now(timezone.utc)
+    base = {"config": config.model_dump(mode="json"), "env_id": config.env_id, "env_args": config.env_args,
+            "model": config.model, "base_url": config.api_base_url, "num_examples": len(rows) // config.rollouts_per_example,
+            "rollouts_per_example": config.rollouts_per_example, "sampling_args": config.merged_sampling_args(),
+            "date": started.isoformat(), "version_info": version_info(type(env).__module__)}
+    _write_metadata(run_dir, {**base, "status": "running"})
+    progress_total, progress_done = len(rows), len(done)
+    if on_progress:
+        on_progress(progress_done, progress_total)
+
+    def tick(n: int) -> None:
+        nonlocal progress_done
+        progress_done += n
+        if on_progress:
+            on_progress(progress_done, progress_total)
+
+    client = make_client(config)
+    t0 = time.perf_counter()
+    with ResultsWriter(results_path) as writer:
+        results = await generate(env, todo, client, config.model, config.merged_sampling_args(),
+                                 max_concurrent=config.max_concurrent,
+                                 max_concurrent_scoring=config.max_concurrent_scoring,
+                                 independent_scoring=config.independent_scoring,
+                                 on_group=lambda outputs, _states: writer.append_group(outputs), on_progress=tick)
+    await env.teardown()
+    await client.close()
+    outputs = sorted([*done, *results["outputs"]], key=lambda o: (o["example_id"], o.get("rollout_index", 0)))
+    metadata = {**base, "status": "complete", "time_ms": (time.perf_counter() - t0) * 1000,
+                **summarize(outputs, config.pass_threshold)}
+    _write_metadata(run_dir, metadata)
+    return outputs, metadata, run_dir
+
+
+__all__ = ["EvalConfig", "run_eval", "load_run_config", "make_client", "new_run_dir"]

@@ -1,0 +1,1 @@
+"""Compatibility path ``verifiers.scripts``: the entry points live in :mod:`cli` and :mod:`verifiers.eval`."""

@@ -1,0 +1,1 @@
+"""Tools offered to the model: schemas from Python functions, and carrying out the model's calls."""

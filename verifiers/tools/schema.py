@@ -1,0 +1,100 @@
+"""OpenAI tool schemas from plain Python functions.
+
+The function's name is the tool's name, its docstring's summary the
+description, and its type hints (with ``Args:`` descriptions from a Google- or
+reST-style docstring) the JSON schema of its parameters::
+
+    def add(a: int, b: int = 0) -> int:
+        \"\"\"Add two numbers.
+
+        Args:
+            a: the first number.
+            b: the second number.
+        \"\"\"
+
+    convert_func_to_oai_tool(add)["function"]["parameters"]["required"] == ["a"]
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, Callable, get_type_hints
+
+from pydantic import TypeAdapter
+from pydantic_core import PydanticSerializationError
+
+_ARG_LINE = re.compile(r"^\s*(?::param\s+)?\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
+_OTHER_SECTION = re.compile(r"^\s*(Returns?|Raises|Yields|Examples?|Notes?)\s*:\s*$")
+
+
+def _docstring_parts(func: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    doc = inspect.getdoc(func) or ""
+    lines = doc.splitlines()
+    summary_lines: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line) or _OTHER_SECTION.match(line):
+            break
+        summary_lines.append(line.strip())
+    descriptions: dict[str, str] = {}
+    in_args = False
+    current: str | None = None
+    for line in lines:
+        if _SECTION.match(line):
+            in_args, current = True, None
+            continue
+        if _OTHER_SECTION.match(line):
+            in_args = False
+            continue
+        match = _ARG_LINE.match(line) if (in_args or line.strip().startswith(":param")) else None
+        if match:
+            current = match.group(1)
+            descriptions[current] = match.group(2).strip()
+        elif in_args and current and line.strip():
+            descriptions[current] = f"{descriptions[current]} {line.strip()}".strip()
+    return " ".join(summary_lines), descriptions
+
+
+def _param_schema(annotation: Any) -> dict[str, Any]:
+    if annotation is inspect.Parameter.empty:
+        return {}
+    schema = TypeAdapter(annotation).json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+def convert_func_to_oai_tool(func: Callable[..., Any]) -> dict[str, Any]:
+    """The OpenAI ``{"type": "function", "function": {...}}`` schema of ``func``."""
+    if not callable(func):
+        raise TypeError(f"a tool must be a callable, got {type(func).__name__}")
+    summary, arg_docs = _docstring_parts(func)
+    try:
+        hints = get_type_hints(func)
+    except (NameError, TypeError):  # unresolvable forward references: fall back to the raw annotations
+        hints = {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, param in inspect.signature(func).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or name in ("self", "cls"):
+            continue
+        schema = _param_schema(hints.get(name, param.annotation))
+        if name in arg_docs:
+            schema["description"] = arg_docs[name]
+        if param.default is not inspect.Parameter.empty:
+            try:
+                TypeAdapter(Any).dump_json(param.default)
+                schema["default"] = param.default
+            except PydanticSerializationError:  # a default that is not JSON is simply not advertised
+                pass
+        else:
+            required.append(name)
+        properties[name] = schema
+    parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return {
+        "type": "function",
+        "function": {"name": func.__name__, "description": summary, "parameters": parameters},
+    }
+
+
+__all__ = ["convert_func_to_oai_tool"]

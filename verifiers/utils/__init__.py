@@ -1,0 +1,1 @@
+"""Classic ``verifiers.utils.*`` import paths, kept for environments written against them."""
