@@ -1,0 +1,132 @@
+"""vf-eval as a user runs it: a subprocess against a real scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ENV_SOURCE = textwrap.dedent('''
+    import verifiers as vf
+    from datasets import Dataset
+
+    def load_environment(num_examples: int = 8):
+        ds = Dataset.from_list([{"question": f"word{i}", "answer": f"word{i}"[::-1]} for i in range(num_examples)])
+
+        def reversed_ok(completion, answer) -> float:
+            return float(completion[-1]["content"] == answer)
+
+        def broken(completion) -> float:
+            raise ZeroDivisionError("bug in a reward function")
+
+        rubric = vf.Rubric(funcs=[reversed_ok, broken], weights=[1.0, 0.0])
+        return vf.SingleTurnEnv(dataset=ds, eval_dataset=ds, rubric=rubric)
+''')
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    folder = tmp_path / "environments" / "cli_env"
+    folder.mkdir(parents=True)
+    (folder / "cli_env.py").write_text(ENV_SOURCE)
+    return tmp_path
+
+
+def vf_eval(workdir: Path, *args: str, wait: bool = True, **kwargs):
+    cmd = [sys.executable, "-m", "cli.vf_eval", *args]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "COLUMNS": "200"}
+    if not wait:
+        return subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def _run_dir(workdir: Path) -> Path:
+    runs = list((workdir / "outputs" / "evals").glob("*/*"))
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+@pytest.mark.slow
+def test_eval_writes_results_metadata_and_summary(workdir: Path, serve) -> None:
+    url = serve("reverse")
+    done = vf_eval(workdir, "cli-env", "-m", "scripted", "-b", url, "-n", "4", "-r", "2", "-a", '{"num_examples": 6}')
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = _run_dir(workdir)
+    lines = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 8 and all(l["reward"] == 1.0 for l in lines)
+    meta = json.loads((run / "metadata.json").read_text())
+    assert meta["status"] == "complete" and meta["avg_reward"] == 1.0
+    assert meta["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert meta["env_args"] == {"num_examples": 6} and meta["version_info"]["verifiers"].startswith("0.3.0")
+    # the broken reward function scored 0, and it is counted and shown, not silent
+    assert meta["error_counts"] == {"reward function: broken": 8}
+    assert "reward function: broken × 8" in done.stdout
+    assert "ZeroDivisionError" in done.stdout + done.stderr  # its traceback, reported once
+    assert "reward" in done.stdout and "pass@2" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-a", "{bad json"], "--env-args must be a JSON object"),
+        (["-a", "[1, 2]"], "--env-args must be a JSON object"),
+        (["-S", "3"], "--sampling-args must be a JSON object"),
+        (["-a", '{"colour": 1}'], "does not take argument(s) colour"),
+        (["-r", "0"], "rollouts_per_example"),
+        (["--header", "no-colon"], "bad --header"),
+        (["-n", "abc"], "Invalid value"),
+    ],
+)
+def test_bad_flags_get_a_clear_message(workdir: Path, args: list[str], message: str) -> None:
+    done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1", *args)
+    assert done.returncode == 2
+    assert message in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_unknown_environment_and_missing_key(workdir: Path) -> None:
+    done = vf_eval(workdir, "does-not-exist", "-b", "http://127.0.0.1:9/v1")
+    assert done.returncode == 2 and "Could not import 'does-not-exist'" in done.stdout
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    done = subprocess.run([sys.executable, "-m", "cli.vf_eval", "cli-env", "-b", "https://api.example.com/v1"],
+                          cwd=workdir, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "OPENAI_API_KEY" in done.stdout
+
+
+@pytest.mark.slow
+def test_resume_after_kill_9_loses_and_duplicates_nothing(workdir: Path, serve) -> None:
+    url = serve("reverse", delay_s=0.15)
+    proc = vf_eval(workdir, "cli-env", "-m", "slow", "-b", url, "-n", "40", "-r", "2", "-c", "4",
+                   "-a", '{"num_examples": 40}', wait=False)
+    deadline = time.time() + 60
+    results = None
+    while time.time() < deadline:
+        found = list((workdir / "outputs" / "evals").glob("*/*/results.jsonl"))
+        if found and len(found[0].read_text().splitlines()) >= 10:
+            results = found[0]
+            break
+        time.sleep(0.05)
+    assert results is not None, "the run never wrote results"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = len(results.read_text().splitlines())
+    assert before < 80
+    done = vf_eval(workdir, "cli-env", "-b", url, "-c", "16", "-R", str(results.parent))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [json.loads(l) for l in results.read_text().splitlines()]
+    keys = [(l["example_id"], l["rollout_index"]) for l in lines]
+    assert len(keys) == 80 and len(set(keys)) == 80
+    meta = json.loads((results.parent / "metadata.json").read_text())
+    assert meta["status"] == "complete" and meta["num_examples"] == 40
+    # and -R with no folder picks the newest run of this env and model
+    again = vf_eval(workdir, "cli-env", "-m", "slow", "-b", url, "-R")
+    assert again.returncode == 0, again.stdout
+    assert len(results.read_text().splitlines()) == 80

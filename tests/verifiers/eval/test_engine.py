@@ -1,0 +1,81 @@
+"""The engine: concurrency caps, group scoring, streaming groups out as they finish."""
+
+from __future__ import annotations
+
+import asyncio
+
+from datasets import Dataset
+
+import verifiers as vf
+from verifiers.eval.engine import expand_rollouts, generate
+
+
+def _env(rubric: vf.Rubric | None = None, n: int = 4) -> vf.SingleTurnEnv:
+    ds = Dataset.from_list([{"question": f"q{i}", "answer": f"q{i}"} for i in range(n)])
+    return vf.SingleTurnEnv(dataset=ds, rubric=rubric or vf.Rubric(funcs=[lambda: 1.0]))
+
+
+class Peak:
+    """Counts how many calls are inside a section at once."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.peak = 0
+
+    async def hold(self, seconds: float) -> None:
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        await asyncio.sleep(seconds)
+        self.now -= 1
+
+
+async def test_generation_cap_is_respected(serve, client_for) -> None:
+    peak = Peak()
+
+    class Counting(vf.SingleTurnEnv):
+        async def setup_state(self, state, **kwargs):
+            await peak.hold(0.05)
+            return state
+
+    env = Counting(dataset=Dataset.from_list([{"question": str(i), "answer": ""} for i in range(12)]))
+    await generate(env, expand_rollouts(env.get_dataset(), 1), client_for(serve("echo")), "m", max_concurrent_generation=3)
+    assert peak.peak == 3
+
+
+async def test_scoring_cap_and_groups(serve, client_for) -> None:
+    peak = Peak()
+    seen_groups: list[list[int]] = []
+
+    async def group_reward(completions, answers, states) -> list[float]:
+        await peak.hold(0.05)
+        seen_groups.append([s["example_id"] for s in states])
+        return [float(c[-1]["content"] == a) for c, a in zip(completions, answers)]
+
+    env = _env(vf.Rubric(funcs=[group_reward]), n=4)
+    streamed: list[list[dict]] = []
+    results = await generate(env, expand_rollouts(env.get_dataset(), 3), client_for(serve("echo")), "m",
+                             max_concurrent_scoring=1, on_group=lambda outputs, states: streamed.append(outputs))
+    assert peak.peak == 1
+    assert sorted(seen_groups) == [[0, 0, 0], [1, 1, 1], [2, 2, 2], [3, 3, 3]]
+    assert len(streamed) == 4 and all(len(g) == 3 for g in streamed)
+    assert results.reward == [1.0] * 12
+    assert all(o["advantage"] == 0.0 for o in results["outputs"])
+
+
+async def test_independent_scoring_makes_singleton_groups(serve, client_for) -> None:
+    sizes: list[int] = []
+
+    def sized(states) -> list[float]:
+        sizes.append(len(states))
+        return [1.0] * len(states)
+
+    env = _env(vf.Rubric(funcs=[sized]), n=2)
+    await generate(env, expand_rollouts(env.get_dataset(), 2), client_for(serve("echo")), "m", independent_scoring=True)
+    assert sizes == [1, 1, 1, 1]
+
+
+def test_expand_rollouts_rejects_bad_counts() -> None:
+    import pytest
+
+    with pytest.raises(ValueError):
+        expand_rollouts([{"prompt": []}], 0)
