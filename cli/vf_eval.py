@@ -20,8 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from verifiers.errors import Error, UsageError
-from verifiers.eval.run import EvalConfig, load_run_config, new_run_dir, run_eval
-from verifiers.eval.summary import render_summary
+from verifiers.eval.config import EvalConfig
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 _LATEST = "latest"
@@ -44,6 +43,8 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 
 def _latest_run(config: EvalConfig) -> Path:
+    from verifiers.eval.run import new_run_dir
+
     parent = new_run_dir(config).parent
     runs = sorted((p for p in parent.glob("*") if (p / "metadata.json").is_file()), key=lambda p: p.stat().st_mtime)
     if not runs:
@@ -92,6 +93,8 @@ def eval_command(
         run_dir = None
         if resume is not None:
             run_dir = _latest_run(config) if resume == _LATEST else Path(resume)
+            from verifiers.eval.run import load_run_config
+
             saved = load_run_config(run_dir)
             # The run's identity comes from the folder; how to reach the server comes from this command.
             config = saved.model_copy(update={"api_base_url": api_base_url, "api_key_var": api_key_var,
@@ -100,11 +103,15 @@ def eval_command(
     except (Error, ValueError) as error:
         console.print(f"[bold red]error:[/] {error}")
         raise typer.Exit(2) from None
+    from verifiers.eval.summary import render_summary
+
     render_summary(outputs, metadata, console)
     console.print(f"results: {run_dir / 'results.jsonl'}\nmetadata: {run_dir / 'metadata.json'}")
 
 
 def _run_with_progress(config: EvalConfig, run_dir: Path | None, resume: bool, console: Console) -> Any:
+    from verifiers.eval.run import run_eval  # heavy (datasets, openai): only once the flags are valid
+
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as progress:
         task = progress.add_task(f"{config.env_id} rollouts", total=None)
