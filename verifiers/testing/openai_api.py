@@ -173,8 +173,7 @@ class ScriptedApi:
         if request.sampling.get("logprobs"):
             top = int(request.sampling.get("top_logprobs") or 0)
             choice["logprobs"] = {"content": [self._logprob_entry(request, t, i, top) for i, t in enumerate(ids)]}
-        body = self._envelope(request, "chat.completion", "chatcmpl", choice, ids)
-        return body
+        return self._envelope(request, "chat.completion", "chatcmpl", choice, ids)
 
     def _completion_body(self, request: ScriptedRequest, reply: Reply) -> dict[str, Any]:
         # Completions carry no end token, so a multi-turn completion prompt re-tokenizes to the same ids.
@@ -190,10 +189,11 @@ class ScriptedApi:
             for t in ids:
                 offsets.append(offset)
                 offset += len(self.tokenizer.token_bytes(t))
+            alternatives = [{a["token"]: a["logprob"] for a in e["top_logprobs"]} for e in entries]
             choice["logprobs"] = {
                 "tokens": [e["token"] for e in entries],
                 "token_logprobs": [e["logprob"] for e in entries],
-                "top_logprobs": [{a["token"]: a["logprob"] for a in e["top_logprobs"]} for e in entries] if top else None,
+                "top_logprobs": alternatives if top else None,
                 "text_offset": offsets,
             }
         body = self._envelope(request, "text_completion", "cmpl", choice, ids)

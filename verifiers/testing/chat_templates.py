@@ -1,0 +1,91 @@
+"""Two Jinja chat templates for the byte tokenizer, written for this project.
+
+Both render ChatML-style turns (``<|im_start|>role\\n...<|im_end|>\\n``), list the
+tools in the system turn, and render an assistant's tool calls as
+``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>``.
+
+- :data:`CHATML` is *prefix-monotone*: rendering a longer conversation never
+  changes how the earlier turns were rendered, so the tokens of every turn can
+  be laid end to end in one training sample.
+- :data:`QWEN3_STYLE` behaves like the Qwen3 family: the ``<think>...</think>``
+  block of an assistant turn is dropped once a later user message exists, so
+  the history the model sees is rewritten between turns (the case that breaks
+  naive token concatenation). ``enable_thinking=False`` adds an empty think
+  block to the generation prompt.
+"""
+
+from __future__ import annotations
+
+# Shared pieces; templates are composed in Python so both stay in step.
+_MACROS = """\
+{%- macro text(content) -%}
+{%- if content is string -%}{{ content }}
+{%- elif content -%}{%- for part in content if part.type == 'text' -%}{{ part.text }}{%- endfor -%}
+{%- endif -%}
+{%- endmacro -%}
+{%- macro tool_calls(calls) -%}
+{%- for call in calls -%}
+{%- set fn = call.function if call.function is defined else call -%}
+{{- '<tool_call>\\n{"name": ' ~ (fn.name | tojson) ~ ', "arguments": ' -}}
+{%- if fn.arguments is string -%}{{ fn.arguments }}{%- else -%}{{ fn.arguments | tojson }}{%- endif -%}
+{{- '}\\n</tool_call>' -}}
+{%- endfor -%}
+{%- endmacro -%}
+{%- set ns = namespace(first=0, last_user=-1) -%}
+{%- for m in messages -%}{%- if m.role == 'user' -%}{%- set ns.last_user = loop.index0 -%}{%- endif -%}{%- endfor -%}
+{%- if tools -%}
+{{- '<|im_start|>system\\n' -}}
+{%- if messages and messages[0].role == 'system' -%}
+{{- text(messages[0].content) ~ '\\n\\n' -}}
+{%- set ns.first = 1 -%}
+{%- endif -%}
+{{- '# Tools\\n\\nYou can call these functions:\\n<tools>' -}}
+{%- for tool in tools -%}{{- '\\n' ~ (tool | tojson) -}}{%- endfor -%}
+{{- '\\n</tools>\\nTo call one, answer with <tool_call>{"name": ..., "arguments": {...}}</tool_call>.<|im_end|>\\n' -}}
+{%- endif -%}
+"""
+
+_TURNS = """\
+{%- for m in messages -%}
+{%- if loop.index0 >= ns.first -%}
+{{- '<|im_start|>' ~ m.role ~ '\\n' -}}
+{%- if m.role == 'assistant' -%}
+{%- set content = text(m.content) -%}
+__ASSISTANT_CONTENT__
+{{- content -}}
+{%- if m.tool_calls -%}{{- tool_calls(m.tool_calls) -}}{%- endif -%}
+{%- elif m.role == 'tool' -%}
+{{- '<tool_response>\\n' ~ text(m.content) ~ '\\n</tool_response>' -}}
+{%- else -%}
+{{- text(m.content) -}}
+{%- endif -%}
+{{- '<|im_end|>\\n' -}}
+{%- endif -%}
+{%- endfor -%}
+"""
+
+_STRIP_OLD_THINKING = """\
+{%- if loop.index0 < ns.last_user and '</think>' in content -%}
+{%- set content = content.split('</think>')[-1].lstrip('\\n') -%}
+{%- endif -%}"""
+
+CHATML = (
+    _MACROS
+    + _TURNS.replace("__ASSISTANT_CONTENT__\n", "")
+    + "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}\n"
+)
+"""A prefix-monotone ChatML template."""
+
+QWEN3_STYLE = (
+    _MACROS
+    + _TURNS.replace("__ASSISTANT_CONTENT__", _STRIP_OLD_THINKING)
+    + "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}"
+    + "{%- if enable_thinking is defined and not enable_thinking -%}{{- '<think>\\n\\n</think>\\n\\n' -}}{%- endif -%}"
+    + "{%- endif -%}\n"
+)
+"""A ChatML template that drops ``<think>`` blocks of assistant turns before the last user message."""
+
+TEMPLATES: dict[str, str] = {"chatml": CHATML, "qwen3": QWEN3_STYLE}
+"""Templates by the short names the CLI accepts."""
+
+__all__ = ["CHATML", "QWEN3_STYLE", "TEMPLATES"]
