@@ -1,0 +1,369 @@
+"""Rubric: a weighted list of reward functions that scores rollouts.
+
+Each reward function scores one rollout (or, as a *group* function, every
+rollout of one example at once; see :mod:`verifiers.rubrics.injection`). The
+reward is the weighted sum of the scores; every raw score is also reported as
+a metric under the function's name, so a weight-0 function is a tracked metric::
+
+    def exact(completion, answer) -> float:
+        return float(completion[-1]["content"].strip() == answer)
+
+    rubric = vf.Rubric(funcs=[exact], weights=[1.0])
+    rubric.add_metric(lambda completion: len(completion))
+
+Both API eras are served by one implementation:
+
+* tuple era: ``await rubric.score_rollout(prompt, completion, answer, state)``
+  returns a :class:`~verifiers.types.RolloutScore`; ``score_rollouts`` scores
+  parallel lists into :class:`~verifiers.types.RolloutScores`;
+* State era: ``await rubric.score_rollout(state)`` and
+  ``await rubric.score_group(states)`` write ``state["reward"]``,
+  ``state["metrics"]`` (and, per group, ``state["advantage"]``).
+
+A reward function that raises scores 0.0, as in classic verifiers, but never
+silently: see :meth:`Rubric._record_failure`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from contextlib import nullcontext
+from typing import Any, Callable, overload
+
+from verifiers.awaitables import maybe_await
+from verifiers.decorators import cleanup_handlers, teardown_handlers
+from verifiers.errors import RewardFunctionError
+from verifiers.parsers.parser import Parser
+from verifiers.rubrics.injection import (
+    RolloutArguments,
+    call_with_arguments,
+    ensure_reward_func,
+    func_name,
+    group_arguments,
+    is_group_func,
+)
+from verifiers.types import Messages, RolloutScore, RolloutScores
+
+# Keyword arguments that public environments pass by mistake; they are kept as
+# attributes (as the original did) but deserve a louder hint than a debug line.
+_LIKELY_TYPOS = {"reward_funcs": "funcs", "reward_weights": "weights", "reward_functions": "funcs"}
+
+
+class Rubric:
+    """A weighted list of reward functions (see the module docstring).
+
+    Args:
+        funcs: reward functions; each gets, by parameter name, any of ``prompt``,
+            ``completion``, ``answer``, ``state``, ``task``, ``info``, ``example_id``,
+            the rubric's class objects (``parser``, ...) and call keyword arguments.
+        weights: one weight per function (default 1.0 each).
+        parser: offered to reward functions as ``parser`` (default :class:`Parser`).
+        parallelize_scoring: run the functions of one rollout concurrently.
+        **kwargs: kept as attributes, as classic verifiers did.
+    """
+
+    def __init__(
+        self,
+        funcs: Sequence[Callable[..., Any]] | None = None,
+        weights: Sequence[float] | None = None,
+        parser: Parser | None = None,
+        parallelize_scoring: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        self._setup(parser, parallelize_scoring)
+        funcs = list(funcs or [])
+        weights = list(weights or [1.0] * len(funcs))
+        if len(weights) != len(funcs):
+            raise ValueError(f"got {len(weights)} weights for {len(funcs)} reward functions; give one per function")
+        self.funcs: list[Callable[..., Any]] = []
+        self.weights: list[float] = []
+        for func, weight in zip(funcs, weights):
+            self._append(func, weight)
+        self._set_extra_attributes(kwargs)
+
+    def _setup(self, parser: Parser | None, parallelize_scoring: bool) -> None:
+        self.logger = logging.getLogger(f"verifiers.rubrics.{type(self).__name__}")
+        self.parser = parser if parser is not None else Parser()
+        self.parallelize_scoring = parallelize_scoring
+        self.class_objects: dict[str, Any] = {"parser": self.parser}
+        self._failure_counts: Counter[str] = Counter()
+        self._logged_failures: set[tuple[str, type[BaseException]]] = set()
+
+    def _set_extra_attributes(self, extra: Mapping[str, Any]) -> None:
+        for key, value in extra.items():
+            cls = type(self).__name__
+            if hasattr(type(self), key):
+                raise TypeError(f"{cls}() got an argument {key!r} that would shadow a method or property")
+            if key in _LIKELY_TYPOS:
+                hint = _LIKELY_TYPOS[key]
+                self.logger.warning("%s() got %s=, which it does not use; did you mean %s=?", cls, key, hint)
+            setattr(self, key, value)
+        if extra:
+            self.logger.debug("%s: extra arguments %s kept as attributes", type(self).__name__, sorted(extra))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(funcs={self.get_reward_func_names()}, weights={self.get_reward_weights()})"
+
+    # ----------------------------------------------------------------- registry
+
+    def _append(self, func: Callable[..., Any], weight: float) -> None:
+        ensure_reward_func(func)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise TypeError(f"the weight of {func_name(func)!r} must be a number, got {weight!r}")
+        self.funcs.append(func)
+        self.weights.append(float(weight))
+
+    def add_reward_func(self, func: Callable[..., Any], weight: float = 1.0) -> None:
+        """Add a reward function that counts towards the reward with ``weight``."""
+        self._append(func, weight)
+
+    def add_metric(self, func: Callable[..., Any], weight: float = 0.0) -> None:
+        """Add a function that is reported as a metric (weight 0 by default: no effect on reward)."""
+        self._append(func, weight)
+
+    def add_class_object(self, name: str, obj: Any) -> None:
+        """Offer ``obj`` to reward functions that have a parameter called ``name``."""
+        self.class_objects[name] = obj
+
+    def get_reward_func_names(self) -> list[str]:
+        """Metric names, one per function (its ``__name__``)."""
+        return [func_name(func) for func in self.funcs]
+
+    def get_reward_funcs(self) -> list[Callable[..., Any]]:
+        return list(self.funcs)
+
+    def get_reward_weights(self) -> list[float]:
+        return list(self.weights)
+
+    @property
+    def failure_counts(self) -> Counter[str]:
+        """How many scores each function lost to an exception (a group call counts once per rollout)."""
+        return self._failure_counts
+
+    # ------------------------------------------------------------ tuple era API
+
+    @overload
+    async def score_rollout(self, state: MutableMapping[str, Any], /) -> None: ...
+
+    @overload
+    async def score_rollout(
+        self,
+        prompt: Messages,
+        completion: Messages,
+        answer: Any,
+        state: MutableMapping[str, Any] | None,
+        task: str = "default",
+        info: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> RolloutScore: ...
+
+    async def score_rollout(
+        self,
+        prompt: Any = None,
+        completion: Any = None,
+        answer: Any = "",
+        state: MutableMapping[str, Any] | None = None,
+        task: str = "default",
+        info: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> RolloutScore | None:
+        """Score one rollout.
+
+        ``score_rollout(state)`` (State era) writes ``state["reward"]`` and
+        ``state["metrics"]`` and returns None. ``score_rollout(prompt, completion,
+        answer, state, task, info, **kwargs)`` (tuple era) returns a
+        :class:`RolloutScore`. Both record ``state["timing"]["scoring_ms"]``.
+        """
+        if completion is None and (isinstance(prompt, Mapping) or (prompt is None and isinstance(state, Mapping))):
+            await self._score_states([prompt if prompt is not None else state], kwargs, group=False)
+            return None
+        info = {} if info is None else info
+        fields = dict(prompt=prompt, completion=completion, answer=answer, state=state, task=task, info=info)
+        start = time.perf_counter()
+        [score] = self._combine(await self._score_columns([RolloutArguments(fields, kwargs, state)]), 1)
+        _add_scoring_time([state], start)
+        return score
+
+    async def score_rollouts(
+        self,
+        prompts: Sequence[Messages],
+        completions: Sequence[Messages],
+        answers: Sequence[Any],
+        states: Sequence[MutableMapping[str, Any]],
+        tasks: Sequence[str] | None = None,
+        infos: Sequence[dict[str, Any]] | None = None,
+        max_concurrent: int = -1,
+        apply_weights: bool = True,
+        **kwargs: Any,
+    ) -> RolloutScores:
+        """Score parallel lists of rollouts, each on its own (at most ``max_concurrent`` at once if > 0).
+
+        With ``apply_weights=False`` each reward is the plain sum of the raw scores.
+        """
+        n = len(prompts)
+        tasks = ["default"] * n if tasks is None else tasks
+        infos = [{}] * n if infos is None else infos
+        columns = {"completions": completions, "answers": answers, "states": states, "tasks": tasks, "infos": infos}
+        for label, values in columns.items():
+            if len(values) != n:
+                raise ValueError(f"score_rollouts got {n} prompts but {len(values)} {label}; lists must be parallel")
+        limit = asyncio.Semaphore(max_concurrent) if max_concurrent > 0 else None
+
+        async def score(i: int) -> RolloutScore:
+            async with limit or nullcontext():
+                rollout = (prompts[i], completions[i], answers[i], states[i], tasks[i], infos[i])
+                return await self.score_rollout(*rollout, **kwargs)
+
+        scores = list(await asyncio.gather(*(score(i) for i in range(n))))
+        if not apply_weights:
+            scores = [RolloutScore(reward=sum(s.metrics.values()), metrics=s.metrics) for s in scores]
+        names = list(dict.fromkeys([*self.get_reward_func_names(), *(k for s in scores for k in s.metrics)]))
+        return RolloutScores(
+            reward=[s.reward for s in scores],
+            metrics={name: [s.metrics.get(name, 0.0) for s in scores] for name in names},
+        )
+
+    # ------------------------------------------------------------ State era API
+
+    async def score_group(self, states: Sequence[MutableMapping[str, Any]], **kwargs: Any) -> None:
+        """Score the rollouts of one example together.
+
+        Writes ``reward``, ``metrics`` and ``advantage`` (reward minus the group's
+        mean reward) into each state, and fills the ``reward``/``advantage`` of
+        trajectory steps that have none. ``kwargs`` are offered to every function.
+        """
+        if states:
+            await self._score_states(list(states), kwargs, group=True)
+
+    async def _score_states(
+        self, states: list[MutableMapping[str, Any]], overrides: dict[str, Any], group: bool
+    ) -> None:
+        start = time.perf_counter()
+        rollouts = [RolloutArguments.from_state(state, overrides) for state in states]
+        scores = self._combine(await self._score_columns(rollouts), len(states))
+        mean = sum(s.reward for s in scores) / len(scores)
+        for state, score in zip(states, scores):
+            state["reward"] = score.reward
+            state["metrics"] = dict(score.metrics)
+            if group:
+                state["advantage"] = score.reward - mean
+            for step in state.get("trajectory") or []:
+                if step.get("reward") is None:
+                    step["reward"] = score.reward
+                if group and step.get("advantage") is None:
+                    step["advantage"] = score.reward - mean
+        _add_scoring_time(states, start)
+
+    # ------------------------------------------------------------------ scoring
+
+    async def _score_columns(self, rollouts: list[RolloutArguments]) -> list[list[float]]:
+        """One column of raw scores per function, one entry per rollout."""
+        if self.parallelize_scoring:
+            return list(await asyncio.gather(*(self._score_func(func, rollouts) for func in self.funcs)))
+        return [await self._score_func(func, rollouts) for func in self.funcs]
+
+    def _combine(self, columns: list[list[float]], n: int) -> list[RolloutScore]:
+        names, weights = self.get_reward_func_names(), self.get_reward_weights()
+        scores = []
+        for i in range(n):
+            metrics: dict[str, float] = {}
+            for name, column in zip(names, columns):
+                # Two functions with one name (two lambdas, or one name in two rubrics of a group) add up.
+                metrics[name] = metrics.get(name, 0.0) + column[i]
+            reward = sum(weight * column[i] for weight, column in zip(weights, columns))
+            scores.append(RolloutScore(reward=reward, metrics=metrics))
+        return scores
+
+    async def _score_func(self, func: Callable[..., Any], rollouts: list[RolloutArguments]) -> list[float]:
+        name = func_name(func)
+        if is_group_func(func):
+            return await self._score_with_group_func(func, name, rollouts)
+        return list(await asyncio.gather(*(self._score_with_func(func, name, r) for r in rollouts)))
+
+    # Policy: a reward function that raises scores 0.0 instead of failing the
+    # whole run (classic verifiers' behaviour, which environments rely on), but
+    # every failure is recorded in the state, counted and logged. Only
+    # ``Exception`` is caught: cancellation, KeyboardInterrupt and SystemExit
+    # must still stop the run.
+    async def _score_with_func(self, func: Callable[..., Any], name: str, rollout: RolloutArguments) -> float:
+        try:
+            return _as_score(name, await call_with_arguments(func, rollout.with_objects(self.class_objects)))
+        except Exception as exc:
+            self._record_failure(name, exc, [rollout.state])
+            return 0.0
+
+    async def _score_with_group_func(
+        self, func: Callable[..., Any], name: str, rollouts: list[RolloutArguments]
+    ) -> list[float]:
+        try:
+            values = await call_with_arguments(func, group_arguments(rollouts, self.class_objects))
+            if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+                kind = type(values).__name__
+                raise RewardFunctionError(f"group reward function {name!r} must return a list of scores, got {kind}")
+            scores = [_as_score(name, value) for value in values]
+            if len(scores) != len(rollouts):
+                counts = f"{len(scores)} scores for {len(rollouts)} rollouts"
+                raise RewardFunctionError(f"group reward function {name!r} returned {counts}")
+            return scores
+        except Exception as exc:
+            self._record_failure(name, exc, [r.state for r in rollouts])
+            return [0.0] * len(rollouts)
+
+    def _record_failure(self, name: str, exc: Exception, states: Sequence[MutableMapping[str, Any] | None]) -> None:
+        """Count the failure, note it in each state, and log it (with traceback once per function and error type)."""
+        self._failure_counts[name] += len(states)
+        message = f"{type(exc).__name__}: {exc}"
+        for state in states:
+            if isinstance(state, MutableMapping):
+                errors = state.get("scoring_errors")
+                if not isinstance(errors, MutableMapping):
+                    errors = state["scoring_errors"] = {}
+                errors[name] = message
+        key = (name, type(exc))
+        if key in self._logged_failures:
+            self.logger.debug("reward function %r raised %s; scored 0.0", name, message)
+            return
+        self._logged_failures.add(key)
+        self.logger.error(
+            "reward function %r raised %s; scored 0.0 (failures are counted in rubric.failure_counts and "
+            "state['scoring_errors']; further %s from %r are logged at debug level)",
+            name, message, type(exc).__name__, name, exc_info=exc,
+        )
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def cleanup(self, state: MutableMapping[str, Any]) -> None:
+        """Run this rubric's ``@vf.cleanup`` methods on a finished rollout's state."""
+        for handler in cleanup_handlers(self):
+            await maybe_await(handler, state)
+
+    async def teardown(self) -> None:
+        """Run this rubric's ``@vf.teardown`` methods once the environment is done."""
+        for handler in teardown_handlers(self):
+            await maybe_await(handler)
+
+
+def _as_score(name: str, value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise RewardFunctionError(f"reward function {name!r} returned {value!r}, which is not a number") from None
+
+
+def _add_scoring_time(states: Iterable[MutableMapping[str, Any] | None], start: float) -> None:
+    elapsed_ms = (time.perf_counter() - start) * 1000.0
+    for state in states:
+        if not isinstance(state, MutableMapping):
+            continue
+        timing = state.get("timing")
+        if not isinstance(timing, MutableMapping):
+            timing = state["timing"] = {"generation_ms": 0.0, "scoring_ms": 0.0, "total_ms": 0.0}
+        timing["scoring_ms"] = elapsed_ms
+        timing["total_ms"] = timing.get("total_ms", 0.0) + elapsed_ms
+
+
+__all__ = ["Rubric"]
