@@ -69,6 +69,9 @@ _LAZY: dict[str, str] = {
     "ProcessedOutputs": "verifiers.types",
     "RewardFunc": "verifiers.types",
     "Message": "verifiers.messages",
+    "Tool": "verifiers.tools.schema",
+    "UsageError": "verifiers.errors",
+    "JudgeError": "verifiers.rubrics.judge_rubric",
 }
 
 

@@ -71,6 +71,7 @@ class State(dict):
         client: Any = None,
         sampling_args: dict[str, Any] | None = None,
         tool_defs: list[dict[str, Any]] | None = None,
+        oai_tools: list[dict[str, Any]] | None = None,
         input: dict[str, Any] | None = None,
     ) -> "State":
         """A fresh state holding the keys of both eras."""
@@ -94,7 +95,7 @@ class State(dict):
             client=client,
             sampling_args=dict(sampling_args or {}),
             tool_defs=tool_defs or [],
-            oai_tools=tool_defs or [],
+            oai_tools=oai_tools or [],
             is_completed=False,
             is_truncated=False,
             stop_condition=None,

@@ -106,6 +106,21 @@ class EnvGroup(Environment):
             task = kwargs.get("task", args[4] if len(args) > 4 else "default")
         return await self.get_env_for_task(task).rollout(*args, **kwargs)
 
+    async def score_group(self, states: list[State]) -> None:
+        """Each group goes to its own environment, which scores it with its rubric and monitors.
+
+        Each rollout then reports only its environment's metrics (0.3.0); the
+        rubric's ``score_group`` keeps 0.1.x's zero-filled union for direct callers.
+        """
+        by_task: dict[str, list[State]] = {}
+        for state in states:
+            by_task.setdefault(state.get("task", "default"), []).append(state)
+        for task, group in by_task.items():
+            if task in self.env_map:
+                await self.env_map[task].score_group(group)
+            else:
+                await self.rubric.score_group(group)
+
     async def teardown(self) -> None:
         for env in self.envs:
             await env.teardown()

@@ -24,6 +24,7 @@ from verifiers.messages import to_plain
 from verifiers.parsers.parser import Parser
 from verifiers.rollout.model_call import RetryPolicy, request_model
 from verifiers.rubrics.rubric import Rubric
+from verifiers.tools.schema import Tool, to_oai_tool, to_tool_def
 from verifiers.types import GenerateOutputs, ProcessedOutputs
 
 
@@ -76,7 +77,7 @@ class Environment(abc.ABC):
         self.rubric = rubric if rubric is not None else Rubric(parser=self.parser)
         if type(self.parser) is not type(getattr(self.rubric, "parser", self.parser)):
             self.logger.warning("the environment's parser and its rubric's parser are of different types")
-        self.oai_tools = list(oai_tools or tool_defs or [])
+        self.oai_tools = [to_oai_tool(t) for t in (oai_tools or tool_defs or [])]
         self.max_workers = max_workers
         self.retry = RetryPolicy(max_retries=max_retries)
         self.env_id = env_id or ""
@@ -135,8 +136,9 @@ class Environment(abc.ABC):
         return self.rubric.get_reward_weights()
 
     @property
-    def tool_defs(self) -> list[dict[str, Any]]:
-        return self.oai_tools
+    def tool_defs(self) -> list[Tool]:
+        """The offered tools as provider-neutral :class:`Tool` defs (the State era's view)."""
+        return [to_tool_def(t) for t in self.oai_tools]
 
     # -- the model --------------------------------------------------------------------------
 
@@ -195,7 +197,9 @@ class Environment(abc.ABC):
         from verifiers.eval.engine import expand_rollouts
 
         dataset = self.get_eval_dataset(n=num_examples)
-        inputs = expand_rollouts(dataset, rollouts_per_example)
+        # 0.1.x repeated the dataset block by block; keep its output order for tuple-era envs.
+        block_major = getattr(self, "era", "state") == "tuple"
+        inputs = expand_rollouts(dataset, rollouts_per_example, block_major=block_major)
         return await self.generate(inputs, client, model, sampling_args, **kwargs)
 
     def evaluate_sync(self, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
@@ -203,6 +207,21 @@ class Environment(abc.ABC):
         from verifiers.eval.engine import run_sync
 
         return run_sync(self.evaluate(client, model, sampling_args, num_examples, rollouts_per_example, **kwargs))
+
+    # -- scoring ----------------------------------------------------------------------------
+
+    def monitor_metrics(self, state: Any) -> dict[str, float]:
+        """Weight-0 metrics the environment reports on its own (0.3.0's monitor rubrics)."""
+        return {}
+
+    async def score_group(self, states: list[Any]) -> None:
+        """Score one example's rollouts with the rubric, then add the monitor metrics."""
+        await self.rubric.score_group(states)
+        for state in states:
+            metrics = dict(state.get("metrics") or {})
+            for name, value in self.monitor_metrics(state).items():
+                metrics.setdefault(name, value)  # a rubric's own metric of that name wins
+            state["metrics"] = metrics
 
     async def teardown(self) -> None:
         """Run the environment's ``@vf.teardown`` handlers (once, after all rollouts)."""

@@ -28,6 +28,7 @@ from verifiers.messages import to_message, to_messages
 from verifiers.rollout.era import detect_era, tuple_style_is_completed
 from verifiers.rollout.response import parse_response
 from verifiers.state import State, TrajectoryStep
+from verifiers.tools.schema import to_oai_tool, to_tool_def
 
 logger = logging.getLogger("verifiers.rollout")
 
@@ -112,6 +113,9 @@ class MultiTurnEnv(Environment):
         limit = self.max_total_completion_tokens
         return limit > 0 and state.get("total_completion_tokens", 0) >= limit
 
+    def monitor_metrics(self, state: State) -> dict[str, float]:
+        return {"num_turns": float(len(state.get("trajectory") or []))}
+
     # -- the loop ---------------------------------------------------------------------------
 
     async def init_state(self, input: dict[str, Any], client: Any, model: str,
@@ -120,12 +124,13 @@ class MultiTurnEnv(Environment):
         args = copy.deepcopy(self.sampling_args)
         args.update(sampling_args or {})
         info = dict(input.get("info") or {})
+        oai_tools = [to_oai_tool(t) for t in info.get("oai_tools") or self.oai_tools]
         prompt = input["prompt"]
         prompt = to_messages(_drop_none(m) for m in prompt) if isinstance(prompt, list) else prompt
         return State.new(
             prompt=prompt, answer=input.get("answer", ""), task=input.get("task", "default"), info=info,
             example_id=input.get("example_id", input.get("id", 0)), model=model, client=client,
-            sampling_args=args, tool_defs=info.get("oai_tools") or self.oai_tools, input=dict(input),
+            sampling_args=args, oai_tools=oai_tools, tool_defs=[to_tool_def(t) for t in oai_tools], input=dict(input),
         )
 
     async def rollout(self, *args: Any, **kwargs: Any) -> Any:

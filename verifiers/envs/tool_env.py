@@ -64,6 +64,18 @@ class ToolEnv(MultiTurnEnv):
         last = _last_assistant(state["trajectory"][-1]["completion"])
         return last is not None and not last.get("tool_calls")
 
+    def monitor_metrics(self, state: State) -> dict[str, float]:
+        """``num_turns``, ``total_tool_calls`` and one ``<tool>_calls`` per tool."""
+        counts = {f"{name}_calls": 0.0 for name in self.tool_map}
+        total = 0.0
+        for message in state.get("completion") or []:
+            for call in (message.get("tool_calls") or []) if isinstance(message, dict) else []:
+                total += 1
+                key = f"{(call.get('function') or {}).get('name')}_calls"
+                if key in counts:
+                    counts[key] += 1
+        return {**super().monitor_metrics(state), "total_tool_calls": total, **counts}
+
     def hidden_args(self, tool_name: str) -> set[str]:
         """Arguments the model must not pass (see StatefulToolEnv)."""
         return set()

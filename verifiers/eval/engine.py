@@ -27,11 +27,18 @@ T = TypeVar("T")
 GroupCallback = Callable[[list[dict[str, Any]], list[State]], Awaitable[None] | None]
 
 
-def expand_rollouts(dataset: Iterable[dict[str, Any]], rollouts_per_example: int) -> list[dict[str, Any]]:
-    """Each row repeated ``rollouts_per_example`` times, example-major, tagged with ``rollout_index``."""
+def expand_rollouts(dataset: Iterable[dict[str, Any]], rollouts_per_example: int,
+                    block_major: bool = False) -> list[dict[str, Any]]:
+    """Each row repeated ``rollouts_per_example`` times, tagged with ``rollout_index``.
+
+    Example-major (e0 e0 e1 e1) by default; ``block_major`` gives the tuple era's order (e0 e1 e0 e1).
+    Grouping for scoring is by example either way.
+    """
     if rollouts_per_example < 1:
         raise ValueError(f"rollouts_per_example must be >= 1, got {rollouts_per_example}")
     rows = rows_from_inputs(dataset)
+    if block_major:
+        return [{**row, "rollout_index": r} for r in range(rollouts_per_example) for row in rows]
     return [{**row, "rollout_index": r} for row in rows for r in range(rollouts_per_example)]
 
 
@@ -113,7 +120,7 @@ async def generate(
         group_states = list(await asyncio.gather(*(one(i) for i in indices)))
         if score_rollouts:
             async with scoring:
-                await env.rubric.score_group(group_states)
+                await env.score_group(group_states)
         group_outputs = [
             state_to_output(s, rows[i].get("rollout_index", 0)) for i, s in zip(indices, group_states)
         ]

@@ -92,7 +92,9 @@ def summarize(outputs: list[dict[str, Any]], threshold: float) -> dict[str, Any]
     return {
         "avg_reward": statistics.fmean(rewards) if rewards else 0.0,
         "std_reward": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
-        "avg_metrics": {n: statistics.fmean(float((o.get("metrics") or {}).get(n, 0.0)) for o in outputs) for n in names},
+        # over the rollouts that report each metric (EnvGroup members report only their own)
+        "avg_metrics": {n: statistics.fmean(float(o["metrics"][n]) for o in outputs if n in (o.get("metrics") or {}))
+                        for n in names},
         "avg_error": statistics.fmean(1.0 if o.get("error") else 0.0 for o in outputs) if outputs else 0.0,
         "error_counts": error_counts(outputs),
         "pass_at_k": pass_at_k_table(outputs, threshold),

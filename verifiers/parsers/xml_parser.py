@@ -79,11 +79,13 @@ class XMLParser(Parser):
         """The ``answer_field`` text of the latest message that has one, else ``None``.
 
         A string is read with ``last=True``; a chat is scanned from its last
-        assistant message backwards.
+        assistant message backwards, each message read from its *first* match
+        (the original's rule, which scores depend on).
         """
         texts = self._assistant_texts(completion)
+        last = isinstance(completion, str)
         for text in reversed(texts):
-            value = getattr(self.parse(text, last=True), self.answer_field, None)
+            value = getattr(self.parse(text, last=last), self.answer_field, None)
             if value is not None:
                 return value
         return None

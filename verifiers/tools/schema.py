@@ -64,6 +64,35 @@ def _param_schema(annotation: Any) -> dict[str, Any]:
     return schema
 
 
+class Tool(dict):
+    """A provider-neutral tool definition (the State era's ``vf.Tool``): ``name``,
+    ``description``, ``parameters``, ``strict``; readable as keys or attributes."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def to_tool_def(tool: dict[str, Any]) -> Tool:
+    """A :class:`Tool` from an OpenAI ``{"type": "function", "function": {...}}`` schema or a tool def."""
+    function = tool.get("function", tool)
+    return Tool(name=function.get("name", ""), description=function.get("description", ""),
+                parameters=function.get("parameters", {}), strict=function.get("strict"))
+
+
+def to_oai_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI schema of a tool def (OpenAI schemas pass through unchanged)."""
+    if tool.get("type") == "function" and "function" in tool:
+        return tool
+    function = {"name": tool["name"], "description": tool.get("description", ""),
+                "parameters": tool.get("parameters", {"type": "object", "properties": {}})}
+    if tool.get("strict") is not None:
+        function["strict"] = tool["strict"]
+    return {"type": "function", "function": function}
+
+
 def convert_func_to_oai_tool(func: Callable[..., Any]) -> dict[str, Any]:
     """The OpenAI ``{"type": "function", "function": {...}}`` schema of ``func``."""
     if not callable(func):
@@ -97,4 +126,4 @@ def convert_func_to_oai_tool(func: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["convert_func_to_oai_tool"]
+__all__ = ["Tool", "convert_func_to_oai_tool", "to_oai_tool", "to_tool_def"]

@@ -27,8 +27,19 @@ async def test_routing_and_metric_filling(serve, client_for) -> None:
     assert group.get_dataset()["example_id"] == [0, 1, 2]
     results = await group.evaluate(client, "m")
     assert results.reward == [1.0, 0.0, 3.0]
-    assert results.metrics == {"length": [0.0, 0.0, 3.0], "starts_a": [1.0, 0.0, 0.0]}
+    # each rollout reports its own environment's metrics (0.3.0); the parallel-list view fills with 0.0
+    assert results["outputs"][0]["metrics"] == {"starts_a": 1.0, "num_turns": 1.0}
+    assert results["outputs"][2]["metrics"] == {"length": 3.0, "num_turns": 1.0}
+    assert results.metrics == {"length": [0.0, 0.0, 3.0], "num_turns": [1.0] * 3, "starts_a": [1.0, 0.0, 0.0]}
     assert results.info[0] == {"src": "ab"}
+
+
+async def test_group_rubric_fills_the_union_for_direct_callers() -> None:
+    group = vf.EnvGroup([_env(["ab"], starts_a), _env(["xyz"], length)], env_names=["letters", "sizes"])
+    state = {"prompt": [], "completion": [{"role": "assistant", "content": "abc"}], "answer": "", "task": "letters",
+             "info": {}, "timing": {"generation_ms": 0.0, "scoring_ms": 0.0, "total_ms": 0.0}}
+    await group.rubric.score_group([state])
+    assert state["metrics"] == {"length": 0.0, "starts_a": 1.0}  # the 0.1.x union, zero-filled
 
 
 def test_bad_groups_are_rejected() -> None:

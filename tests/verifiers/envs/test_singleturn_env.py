@@ -54,7 +54,7 @@ async def test_evaluate_scores_every_rollout(serve, client_for) -> None:
     env = vf.SingleTurnEnv(dataset=_dataset(), rubric=vf.Rubric(funcs=[exact]))
     results = await env.evaluate(client, "m", num_examples=2, rollouts_per_example=3)
     assert results.reward == [1.0] * 6
-    assert results.metrics == {"exact": [1.0] * 6}
+    assert results.metrics == {"exact": [1.0] * 6, "num_turns": [1.0] * 6}
     assert [o["example_id"] for o in results["outputs"]] == [0, 0, 0, 1, 1, 1]
     assert [o["rollout_index"] for o in results["outputs"]] == [0, 1, 2, 0, 1, 2]
 

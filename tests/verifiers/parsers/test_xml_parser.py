@@ -106,7 +106,8 @@ def test_parse_answer_scans_assistant_messages_from_the_end(parser):
         assistant("no tags in the last turn"),
         {"role": "tool", "content": "<answer>tool</answer>", "tool_call_id": "1"},
     ]
-    assert parser.parse_answer(completion) == "third"
+    # within a chat message the FIRST match counts (verified against verifiers 0.1.5 and 0.3.0)
+    assert parser.parse_answer(completion) == "second"
     assert parser.parse_answer([assistant(None), {"role": "user", "content": "<answer>u</answer>"}]) is None
     assert parser.parse_answer([]) is None
 
