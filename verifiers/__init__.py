@@ -70,6 +70,8 @@ _LAZY: dict[str, str] = {
     "RewardFunc": "verifiers.types",
     "Message": "verifiers.messages",
     "Tool": "verifiers.tools.schema",
+    "OpenAIChatCompletionsClient": "verifiers.clients",
+    "OpenAICompletionsClient": "verifiers.clients",
     "UsageError": "verifiers.errors",
     "JudgeError": "verifiers.rubrics.judge_rubric",
 }

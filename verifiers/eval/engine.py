@@ -50,6 +50,10 @@ def _as_async_client(client: Any) -> Any:
     """The original accepted a sync ``OpenAI`` client; rollouts need the async one."""
     from openai import AsyncOpenAI, OpenAI
 
+    from verifiers.clients import OpenAIChatCompletionsClient
+
+    if isinstance(client, OpenAIChatCompletionsClient):  # a 0.3.0-style adapter wraps the real client
+        client = client.client
     if isinstance(client, OpenAI):
         return AsyncOpenAI(api_key=client.api_key, base_url=client.base_url, max_retries=client.max_retries,
                            timeout=client.timeout, default_headers=dict(client._custom_headers))
