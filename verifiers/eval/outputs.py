@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from verifiers.messages import to_plain
@@ -10,8 +9,8 @@ from verifiers.state import State
 
 
 def _json_safe(value: Any) -> Any:
-    """Plain JSON data; anything else (objects in ``info``) becomes its string form."""
-    return json.loads(json.dumps(to_plain(value), default=str))
+    """Plain data (SDK and OpenAI objects converted); the writer stringifies anything else."""
+    return to_plain(value)
 
 
 def _error_text(error: Any) -> str | None:

@@ -26,7 +26,8 @@ class ResultsWriter:
     def append_group(self, outputs: list[dict[str, Any]]) -> None:
         if not outputs:
             return
-        self._file.write("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in outputs))
+        # default=str: an object an environment left in `info` is saved as its text, not a crash
+        self._file.write("".join(json.dumps(o, ensure_ascii=False, default=str) + "\n" for o in outputs))
         self._file.flush()
 
     def close(self) -> None:
