@@ -110,7 +110,11 @@ def eval_command(
 
 
 def _run_with_progress(config: EvalConfig, run_dir: Path | None, resume: bool, console: Console) -> Any:
+    import datasets
+
     from verifiers.eval.run import run_eval  # heavy (datasets, openai): only once the flags are valid
+
+    datasets.disable_progress_bars()  # the run has its own progress bar
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as progress:
