@@ -218,15 +218,17 @@ class Environment(abc.ABC):
         """Score one example's rollouts with the rubric, then add the monitor metrics."""
         await self.rubric.score_group(states)
         for state in states:
+            await self.rubric.cleanup(state)  # the rubric's @vf.cleanup hooks, after its scores
             metrics = dict(state.get("metrics") or {})
             for name, value in self.monitor_metrics(state).items():
                 metrics.setdefault(name, value)  # a rubric's own metric of that name wins
             state["metrics"] = metrics
 
     async def teardown(self) -> None:
-        """Run the environment's ``@vf.teardown`` handlers (once, after all rollouts)."""
+        """Run the environment's and its rubric's ``@vf.teardown`` handlers (once, after all rollouts)."""
         for handler in teardown_handlers(self):
             await maybe_await(handler)
+        await self.rubric.teardown()
 
     # -- training outputs -------------------------------------------------------------------
 

@@ -118,3 +118,34 @@ async def test_overlong_prompt_stops_without_error(serve, client_for) -> None:
     state = await env.rollout({"prompt": [{"role": "user", "content": "long"}]}, client, "m")
     assert state["prompt_too_long"] and state["error"] is None
     assert state["stop_condition"] == "prompt_too_long"
+
+
+async def test_rollout_timeout_is_recorded(serve, client_for) -> None:
+    client = client_for(serve("echo", delay_s=0.5))
+    env = vf.SingleTurnEnv(dataset=_ds(), timeout_seconds=0.1)
+    state = await env.rollout({"prompt": [{"role": "user", "content": "hi"}]}, client, "m")
+    assert isinstance(state["error"], TimeoutError) and state["stop_condition"] == "has_error"
+    assert state["is_completed"]
+
+
+async def test_rubric_and_env_lifecycle_hooks_run(serve, client_for) -> None:
+    calls: list[str] = []
+
+    class Tracking(vf.Rubric):
+        @vf.cleanup
+        async def after(self, state) -> None:
+            calls.append(f"rubric cleanup {state['example_id']}")
+
+        @vf.teardown
+        async def done(self) -> None:
+            calls.append("rubric teardown")
+
+    class Env(vf.SingleTurnEnv):
+        @vf.teardown
+        async def close(self) -> None:
+            calls.append("env teardown")
+
+    env = Env(dataset=_ds(2), rubric=Tracking(funcs=[lambda: 1.0]))
+    await env.evaluate(client_for(serve("echo")), "m", num_examples=2)
+    await env.teardown()
+    assert sorted(calls) == ["env teardown", "rubric cleanup 0", "rubric cleanup 1", "rubric teardown"]
