@@ -1,0 +1,346 @@
+"""``vf-hub``: run the Environments Hub, administer it, and publish and install environments.
+
+Server side: ``serve`` and ``admin ...`` (offline, on the database). Client side: ``login``,
+``push``, ``install``, ``search``, ``info``, ``yank``/``unyank``, ``token ...``; they reach the
+Hub at ``--hub`` or ``VF_HUB_URL``, with the token from ``--token``, ``VF_HUB_TOKEN`` or ``login``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hub_server.client import HubClient, build_dists, hub_token, hub_url, read_project, save_login
+from hub_server.client.check import check_package
+from hub_server.client.install import INSTALLERS, install_command, redact, resolve_target, run_install
+from hub_server.errors import BadRequest, HubError, NotFound
+from hub_server.names import check_owner_name, parse_env_ref
+from hub_server.settings import Settings
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
+admin_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Offline administration (on the database).")
+token_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Create, list and revoke API tokens.")
+app.add_typer(admin_app, name="admin")
+app.add_typer(token_app, name="token")
+
+
+def _help(field: str) -> str:
+    return Settings.model_fields[field].description or ""
+
+
+HubOpt = Annotated[str | None, typer.Option("--hub", help="Hub URL (default: VF_HUB_URL, login, or local).")]
+TokenOpt = Annotated[str | None, typer.Option("--token", help="API token (default: VF_HUB_TOKEN or login).")]
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help=_help("data_dir"))]
+DbOpt = Annotated[str | None, typer.Option("--database-url", help=_help("database_url"))]
+
+
+def _fail(error: Exception) -> typer.Exit:
+    """Print one clear line; exit 2 for bad input (as vf-init does), 1 for everything else."""
+    typer.echo(f"vf-hub: error: {error}", err=True)
+    return typer.Exit(code=2 if isinstance(error, BadRequest) else 1)
+
+
+def _client(hub: str | None, token: str | None) -> HubClient:
+    return HubClient(hub_url(hub), hub_token(token))
+
+
+def _settings(data_dir: Path | None, database_url: str | None) -> Settings:
+    overrides: dict[str, Any] = {}
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    if database_url is not None:
+        overrides["database_url"] = database_url
+    return Settings(**overrides)
+
+
+# -- server ------------------------------------------------------------------------------------
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    data_dir: DataDirOpt = None,
+    database_url: DbOpt = None,
+    storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None,
+    public_url: Annotated[str | None, typer.Option(help=_help("public_url"))] = None,
+    max_file_size: Annotated[int | None, typer.Option(help=_help("max_file_size"))] = None,
+    workers: Annotated[int, typer.Option(min=1, help="App worker processes sharing the database and storage.")] = 1,
+) -> None:
+    """Run the Hub (migrates the database first)."""
+    import uvicorn
+
+    given = {"data_dir": data_dir, "database_url": database_url, "storage_url": storage_url,
+             "public_url": public_url, "max_file_size": max_file_size}
+    for field, value in given.items():
+        if value is not None:  # workers build their Settings from the environment
+            os.environ[f"VF_HUB_{field.upper()}"] = str(value)
+    try:
+        Settings()  # fail here, with a clear message, rather than in every worker
+    except ValueError as error:
+        raise _fail(error) from None
+    uvicorn.run("hub_server.app:create_app", factory=True, host=host, port=port, workers=workers,
+                log_level="info", proxy_headers=True)
+
+
+@admin_app.command("create-user")
+def create_user(name: Annotated[str, typer.Argument(help="User name (lowercase letters, digits, '-').")],
+                data_dir: DataDirOpt = None, database_url: DbOpt = None) -> None:
+    """Create a user; prints its first API token (publish, all its projects) alone on the last line."""
+    from hub_server.db import Database
+    from hub_server.services.accounts import create_user as create
+
+    settings = _settings(data_dir, database_url)
+    db = Database(settings.resolved_database_url())
+    try:
+        db.migrate()
+        with db.write() as session:
+            _user, token = create(session, name, dt.timedelta(days=settings.token_ttl_days))
+    except HubError as error:
+        raise _fail(error) from None
+    finally:
+        db.dispose()
+    typer.echo(f"Created user {name}. Its API token (shown once; expires in {settings.token_ttl_days} days):")
+    typer.echo(token)
+
+
+@admin_app.command("create-org")
+def create_org(name: Annotated[str, typer.Argument(help="Organisation name.")],
+               admin: Annotated[str | None, typer.Option(help="A user to make its first admin.")] = None,
+               data_dir: DataDirOpt = None, database_url: DbOpt = None) -> None:
+    """Create an organisation (an owner whose members may publish under it)."""
+    from hub_server.services.accounts import create_org as create
+
+    _offline(data_dir, database_url, lambda s: create(s, name, admin))
+    typer.echo(f"Created organisation {name}")
+
+
+@admin_app.command("add-member")
+def add_member(org: Annotated[str, typer.Argument(help="Organisation name.")],
+               user: Annotated[str, typer.Argument(help="User name.")],
+               role: Annotated[str, typer.Option(help="admin or member.")] = "member",
+               data_dir: DataDirOpt = None, database_url: DbOpt = None) -> None:
+    """Add a user to an organisation (or change their role)."""
+    from hub_server.services.accounts import add_member as add
+
+    _offline(data_dir, database_url, lambda s: add(s, org, user, role))
+    typer.echo(f"{user} is now {role} of {org}")
+
+
+@admin_app.command("quarantine")
+def quarantine(name: Annotated[str, typer.Argument(help="Project name.")],
+               undo: Annotated[bool, typer.Option("--undo", help="Lift the quarantine.")] = False,
+               data_dir: DataDirOpt = None, database_url: DbOpt = None) -> None:
+    """Hide a project from every index and page (or show it again with --undo)."""
+    from hub_server.services.catalog import set_quarantined
+
+    _offline(data_dir, database_url, lambda s: set_quarantined(s, name, not undo))
+    typer.echo(f"{name}: {'visible again' if undo else 'quarantined'}")
+
+
+def _offline(data_dir: Path | None, database_url: str | None, action: Any) -> None:
+    from hub_server.db import Database
+
+    db = Database(_settings(data_dir, database_url).resolved_database_url())
+    try:
+        db.migrate()
+        with db.write() as session:
+            action(session)
+    except HubError as error:
+        raise _fail(error) from None
+    finally:
+        db.dispose()
+
+
+# -- client ------------------------------------------------------------------------------------
+@app.command()
+def login(hub: HubOpt = None,
+          token: Annotated[str | None, typer.Option(help="API token (prompted for when omitted).")] = None) -> None:
+    """Check a token against the Hub and remember both for later commands."""
+    token = token or typer.prompt("API token", hide_input=True)
+    url = hub_url(hub)
+    try:
+        with HubClient(url, token) as client:
+            me = client.whoami()
+    except HubError as error:
+        raise _fail(error) from None
+    path = save_login(url, token)
+    typer.echo(f"Logged in to {url} as {me['user']} ({me['permission']}); saved to {path}")
+
+
+@app.command()
+def push(
+    path: Annotated[Path, typer.Argument(help="Environment package folder (with pyproject.toml).")] = Path("."),
+    owner: Annotated[str | None, typer.Option(help="Publish under this owner (an organisation, say).")] = None,
+    private: Annotated[bool, typer.Option("--private", help="Create the project private.")] = False,
+    no_check: Annotated[bool, typer.Option("--no-check", help="Skip loading it and running one rollout.")] = False,
+    no_isolation: Annotated[bool, typer.Option("--no-isolation", help="Build without a fresh build env.")] = False,
+    hub: HubOpt = None,
+    token: TokenOpt = None,
+) -> None:
+    """Build wheel and sdist (PEP 517), check the package runs, and upload both."""
+    try:
+        source = read_project(path)
+        with _client(hub, token) as client, tempfile.TemporaryDirectory(prefix="vf-hub-push-") as out:
+            target_owner = check_owner_name(owner) if owner else client.whoami()["user"]
+            exists = _refuse_existing_version(client, target_owner, source.name, source.version)
+            dists = build_dists(path, Path(out), isolated=not no_isolation)
+            if not no_check:
+                wheel = next(p for p in dists if p.suffix == ".whl")
+                typer.echo(f"Check passed: one rollout scored {check_package(wheel, source.name):.3f}")
+            if private and not exists:
+                client.create_project(target_owner, source.name, private=True)
+            for dist in dists:
+                typer.echo(client.upload(dist, owner))
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"Published {target_owner}/{source.name}@{source.version}")
+    typer.echo(f"Install: vf-hub install {target_owner}/{source.name}@{source.version}")
+
+
+def _refuse_existing_version(client: HubClient, owner: str, name: str, version: str) -> bool:
+    """Whether the project exists; refuses a version that is already published."""
+    try:
+        info = client.info(owner, name)
+    except NotFound:
+        return False
+    if any(v["version"] == version for v in info["versions"]):
+        raise BadRequest(f"{owner}/{name}@{version} is already on the Hub and versions never change: "
+                         "bump the version in pyproject.toml")
+    return True
+
+
+@app.command()
+def install(
+    ref: Annotated[str, typer.Argument(help="OWNER/NAME or OWNER/NAME@VERSION.")],
+    with_: Annotated[str, typer.Option("--with", help=f"Installer: {', '.join(INSTALLERS)}.")] = "uv",
+    python: Annotated[str | None, typer.Option(help="Interpreter to install into (default: this one).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the command instead of running it.")] = False,
+    hub: HubOpt = None,
+    token: TokenOpt = None,
+) -> None:
+    """Install an exact version from the Hub with pip or uv (a PyPI package of the same name never wins)."""
+    try:
+        with _client(hub, token) as client:
+            target = resolve_target(client, parse_env_ref(ref))
+            command = install_command(target, with_, client.token, python or sys.executable)
+        if dry_run:
+            typer.echo(redact(command, client.token))
+            return
+        run_install(command)
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"Installed {target.name}=={target.version} from {target.hub_url}/{target.owner}")
+
+
+@app.command()
+def search(query: Annotated[str, typer.Argument(help="Text in the name, summary or tags.")] = "",
+           owner: Annotated[str | None, typer.Option(help="Only this owner's projects.")] = None,
+           hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """List environments matching a query."""
+    try:
+        with _client(hub, token) as client:
+            projects = client.search(query, owner)
+    except HubError as error:
+        raise _fail(error) from None
+    for p in projects:
+        typer.echo(f"{p['owner']}/{p['name']}  {p['latest'] or '-'}  {p['summary']}")
+
+
+@app.command()
+def info(ref: Annotated[str, typer.Argument(help="OWNER/NAME.")], hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """Show an environment's versions and install commands (as JSON)."""
+    try:
+        parsed = parse_env_ref(ref)
+        with _client(hub, token) as client:
+            typer.echo(json.dumps(client.info(parsed.owner, parsed.name), indent=2))
+    except HubError as error:
+        raise _fail(error) from None
+
+
+def _yank(ref: str, hub: str | None, token: str | None, undo: bool, reason: str = "") -> None:
+    try:
+        parsed = parse_env_ref(ref)
+        if parsed.version is None:
+            raise BadRequest("name the version: OWNER/NAME@VERSION")
+        with _client(hub, token) as client:
+            if undo:
+                client.unyank(parsed.owner, parsed.name, parsed.version)
+            else:
+                client.yank(parsed.owner, parsed.name, parsed.version, reason)
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"{parsed}: {'un-yanked' if undo else 'yanked'}")
+
+
+@app.command()
+def yank(ref: Annotated[str, typer.Argument(help="OWNER/NAME@VERSION.")],
+         reason: Annotated[str, typer.Option(help="Shown by pip and uv.")] = "",
+         hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """Yank a version: unpinned installs skip it, pinned ones still work (PEP 592)."""
+    _yank(ref, hub, token, undo=False, reason=reason)
+
+
+@app.command()
+def unyank(ref: Annotated[str, typer.Argument(help="OWNER/NAME@VERSION.")],
+           hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """Undo a yank."""
+    _yank(ref, hub, token, undo=True)
+
+
+@token_app.command("create")
+def token_create(
+    permission: Annotated[str, typer.Option(help="read or publish.")] = "read",
+    owner: Annotated[str | None, typer.Option(help="Limit to one owner's projects.")] = None,
+    project: Annotated[str | None, typer.Option(help="Limit to one project.")] = None,
+    expires_days: Annotated[int, typer.Option(min=1, max=3650, help="Lifetime in days.")] = 90,
+    description: Annotated[str, typer.Option(help="A note to recognise it by.")] = "",
+    hub: HubOpt = None, token: TokenOpt = None,
+) -> None:
+    """Create a token (no wider than the one used); prints it alone on the last line."""
+    try:
+        with _client(hub, token) as client:
+            created = client.create_token(permission, owner, project, expires_days, description)
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"Token {created['id']} ({permission}, expires in {expires_days} days; shown once):")
+    typer.echo(created["token"])
+
+
+@token_app.command("list")
+def token_list(hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """List your tokens (ids and scopes only)."""
+    try:
+        with _client(hub, token) as client:
+            tokens = client.list_tokens()
+    except HubError as error:
+        raise _fail(error) from None
+    for t in tokens:
+        state = "revoked" if t["revoked"] else f"expires {t['expires_at'] or 'never'}"
+        typer.echo(f"{t['id']}  {t['permission']:<8} {t['project'] or '*'}  {state}  {t['description']}")
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: Annotated[str, typer.Argument(help="The token's id (12 hex digits after vfh_).")],
+                 hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """Revoke a token; it stops working at once."""
+    try:
+        with _client(hub, token) as client:
+            client.revoke_token(token_id)
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"Revoked {token_id}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""HTTP routes: simple API, files, uploads, JSON API."""

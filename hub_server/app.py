@@ -1,0 +1,73 @@
+"""``create_app(settings)``: one Hub app, its database migrated, nothing global.
+
+Run it with any ASGI server (``vf-hub serve`` uses uvicorn); several workers may share one
+database and one storage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from hub_server.api import files, legacy, rest, simple
+from hub_server.context import Hub
+from hub_server.db.database import Database
+from hub_server.errors import HubError, NotAuthenticated, RateLimited
+from hub_server.settings import Settings
+from hub_server.storage import open_storage
+
+
+def _error_response(request: Request, error: HubError) -> Response:
+    headers: dict[str, str] = {}
+    if isinstance(error, NotAuthenticated):
+        headers["WWW-Authenticate"] = 'Basic realm="vf-hub"'
+    if isinstance(error, RateLimited):
+        headers["Retry-After"] = str(error.retry_after)
+    if request.url.path.startswith(f"{request.scope.get('root_path', '')}/api/"):
+        return JSONResponse({"detail": error.message}, status_code=error.status, headers=headers)
+    return PlainTextResponse(f"{error.message}\n", status_code=error.status, headers=headers)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A ready Hub app for ``settings`` (read from ``VF_HUB_*`` when omitted); migrates the database."""
+    settings = settings or Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = Database(settings.resolved_database_url())
+    db.migrate()
+    hub = Hub(settings=settings, db=db, storage=open_storage(settings.resolved_storage_url()))
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        db.dispose()
+
+    app = FastAPI(
+        title="Environments Hub",
+        summary="A Python package index for verifiers environments.",
+        redirect_slashes=False,  # twine refuses redirects; every path is registered as it is used
+        docs_url="/api/docs",
+        openapi_url="/api/openapi.json",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.hub = hub
+
+    async def on_hub_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HubError)
+        return _error_response(request, error)
+
+    app.add_exception_handler(HubError, on_hub_error)
+
+    @app.get("/health", include_in_schema=False)
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    # Fixed paths first: the per-owner routes ("/{owner}/...") would otherwise match them.
+    app.include_router(rest.router)
+    app.include_router(files.router)
+    app.include_router(legacy.router)
+    app.include_router(simple.router)
+    return app

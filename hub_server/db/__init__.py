@@ -1,0 +1,6 @@
+"""The Hub's database: tables (:mod:`.models`) and engines, sessions, migrations (:mod:`.database`)."""
+
+from hub_server.db.database import Database
+from hub_server.db.models import Base, File, Membership, Owner, Project, Release, Token, utcnow
+
+__all__ = ["Base", "Database", "File", "Membership", "Owner", "Project", "Release", "Token", "utcnow"]

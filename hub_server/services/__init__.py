@@ -1,0 +1,1 @@
+"""What the Hub does, independent of HTTP: accounts, publishing, the catalog."""

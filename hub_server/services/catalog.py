@@ -1,0 +1,207 @@
+"""Reading and curating what the Hub holds: project views, search, yank, visibility, deletion.
+
+Everything here filters by what the caller may see: a private project of someone else, a
+quarantined project and a deleted file are all simply "not found".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from packaging.version import Version
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session, selectinload
+
+from hub_server.auth.principal import Principal, can_read
+from hub_server.db.models import File, Owner, Project, Release, utcnow
+from hub_server.errors import Conflict, Forbidden, NotFound
+from hub_server.names import check_project_name, check_version, normalize
+from hub_server.services.accounts import get_owner
+
+
+@dataclass(frozen=True)
+class FileView:
+    """One downloadable file as an index shows it."""
+
+    filename: str
+    version: str
+    packagetype: str
+    size: int
+    sha256: str
+    requires_python: str | None
+    metadata_sha256: str | None
+    uploaded_at: dt.datetime
+    yanked: bool
+    yanked_reason: str
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """One version and what is known about it."""
+
+    version: str
+    yanked: bool
+    yanked_reason: str
+    requires_python: str | None
+    summary: str
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    """A project as the caller may see it: versions oldest first, files grouped by version."""
+
+    owner: str
+    name: str
+    normalized: str
+    private: bool
+    summary: str
+    description: str
+    description_content_type: str
+    releases: list[ReleaseView]
+    files: list[FileView]
+
+    @property
+    def versions(self) -> list[str]:
+        return [r.version for r in self.releases]
+
+    @property
+    def latest(self) -> str | None:
+        """Newest non-yanked, non-pre-release version with files (else newest with files), as pip would pick."""
+        with_files = {f.version for f in self.files}
+        candidates = [r for r in self.releases if r.version in with_files and not r.yanked]
+        stable = [r for r in candidates if not Version(r.version).is_prerelease]
+        pick = stable or candidates
+        return pick[-1].version if pick else None
+
+
+def _visible(project: Project | None, principal: Principal | None) -> Project:
+    if project is None or project.quarantined or not can_read(principal, project):
+        raise NotFound("no such project")
+    return project
+
+
+def _view(project: Project) -> ProjectView:
+    releases = sorted(project.releases, key=lambda r: Version(r.version))
+    files = [
+        FileView(f.filename, r.version, f.packagetype, f.size, f.sha256, f.requires_python, f.metadata_sha256,
+                 f.uploaded_at, r.yanked, r.yanked_reason)
+        for r in releases for f in sorted(r.files, key=lambda f: f.filename) if f.deleted_at is None
+    ]
+    newest = releases[-1] if releases else None
+    return ProjectView(
+        owner=project.owner.name, name=project.name, normalized=project.normalized, private=project.private,
+        summary=newest.summary if newest else "", description=newest.description if newest else "",
+        description_content_type=newest.description_content_type if newest else "",
+        releases=[ReleaseView(r.version, r.yanked, r.yanked_reason, r.requires_python, r.summary, r.created_at)
+                  for r in releases],
+        files=files,
+    )
+
+
+def _load(session: Session, normalized: str) -> Project | None:
+    return session.scalar(
+        select(Project).where(Project.normalized == normalized)
+        .options(selectinload(Project.releases).selectinload(Release.files), selectinload(Project.owner))
+    )
+
+
+def project_view(session: Session, principal: Principal | None, name: str, owner: str | None = None) -> ProjectView:
+    """The project called ``name`` (any spelling), optionally required to belong to ``owner``."""
+    project = _visible(_load(session, normalize(name)), principal)
+    if owner is not None and project.owner.name != owner.lower():
+        raise NotFound("no such project")
+    return _view(project)
+
+
+def list_projects(session: Session, principal: Principal | None, owner: str | None = None) -> list[tuple[str, str]]:
+    """``(name, normalized)`` of every project the caller may see, optionally of one owner, by name."""
+    query = select(Project).options(selectinload(Project.owner)).where(Project.quarantined.is_(False))
+    if owner is not None:
+        query = query.join(Owner, Project.owner_id == Owner.id).where(Owner.name == owner.lower())
+    projects = session.scalars(query.order_by(Project.normalized))
+    return [(p.name, p.normalized) for p in projects if can_read(principal, p)]
+
+
+def search(session: Session, principal: Principal | None, text: str = "", owner: str | None = None,
+           limit: int = 50, offset: int = 0) -> list[ProjectView]:
+    """Projects whose name, summary or keywords contain ``text`` (case-insensitive)."""
+    query = (select(Project).join(Owner, Project.owner_id == Owner.id)
+             .where(Project.quarantined.is_(False))
+             .options(selectinload(Project.releases).selectinload(Release.files), selectinload(Project.owner)))
+    if owner:
+        query = query.where(Owner.name == owner.lower())
+    if text:
+        like = f"%{text.lower()}%"
+        matching = select(Release.project_id).where(
+            or_(func.lower(Release.summary).like(like), func.lower(Release.keywords).like(like)))
+        query = query.where(or_(Project.normalized.like(f"%{normalize(text)}%"), Project.id.in_(matching)))
+    projects = [p for p in session.scalars(query.order_by(Project.normalized)) if can_read(principal, p)]
+    return [_view(p) for p in projects[offset: offset + limit]]
+
+
+def find_file(session: Session, principal: Principal | None, sha256: str, filename: str) -> File:
+    """The live file with this content and name, if the caller may see its project."""
+    file = session.scalar(select(File).where(File.filename == filename, File.sha256 == sha256))
+    if file is None or file.deleted_at is not None:
+        raise NotFound("no such file")
+    _visible(file.release.project, principal)
+    return file
+
+
+def _managed(session: Session, principal: Principal, owner: str, name: str) -> Project:
+    project = _load(session, normalize(name))
+    if project is None or project.owner.name != owner.lower() or not principal.can_read(project):
+        raise NotFound(f"no project {owner}/{name}")
+    if not principal.can_publish(project.owner_id, project.normalized):
+        raise Forbidden(f"this token may not change {owner}/{name}")
+    return project
+
+
+def set_yanked(session: Session, principal: Principal, owner: str, name: str, version: str,
+               yanked: bool, reason: str = "") -> None:
+    """Yank (PEP 592; reversible) or un-yank every file of one version."""
+    project = _managed(session, principal, owner, name)
+    canonical = str(check_version(version))
+    release = next((r for r in project.releases if r.canonical_version == canonical), None)
+    if release is None:
+        raise NotFound(f"{owner}/{name} has no version {version}")
+    release.yanked, release.yanked_reason = yanked, (reason[:500] if yanked else "")
+
+
+def delete_file(session: Session, principal: Principal, owner: str, name: str, filename: str) -> None:
+    """Hide a file for good; its name stays taken (a tombstone), so other bytes can never take its place."""
+    project = _managed(session, principal, owner, name)
+    file = next((f for r in project.releases for f in r.files if f.filename == filename and f.deleted_at is None), None)
+    if file is None:
+        raise NotFound(f"{owner}/{name} has no file {filename!r}")
+    file.deleted_at = utcnow()
+
+
+def create_project(session: Session, principal: Principal, owner: str, name: str, private: bool,
+                   reserved: list[str]) -> Project:
+    """Register a project before its first upload (how a private project is made)."""
+    normalized = check_project_name(name, reserved)
+    target = get_owner(session, owner)
+    if not principal.can_publish(target.id, normalized):
+        raise Forbidden(f"this token may not create projects under {owner!r}")
+    if session.scalar(select(Project.id).where(Project.normalized == normalized)) is not None:
+        raise Conflict(f"the project name {name!r} is taken on this Hub")
+    project = Project(owner_id=target.id, name=name, normalized=normalized, private=private, quarantined=False)
+    session.add(project)
+    session.flush()
+    return project
+
+
+def set_private(session: Session, principal: Principal, owner: str, name: str, private: bool) -> None:
+    """Make a project private (visible to its owner's members only) or public."""
+    _managed(session, principal, owner, name).private = private
+
+
+def set_quarantined(session: Session, name: str, quarantined: bool) -> None:
+    """Hide a project from every index and page (an operator action, e.g. during a malware review)."""
+    project = session.scalar(select(Project).where(Project.normalized == normalize(name)))
+    if project is None:
+        raise NotFound(f"no project {name!r}")
+    project.quarantined = quarantined

@@ -1,0 +1,197 @@
+"""Publishing one uploaded file: check it, store its blob durably, then make its row visible.
+
+Order matters for crash safety: the blob (and its PEP 658 metadata blob) are durable in storage
+before the transaction that inserts the file row commits, so an index never lists a file it
+cannot serve. A crash in between leaves at most an unreferenced blob, never a dangling row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from hub_server.auth.principal import Principal
+from hub_server.db.database import Database
+from hub_server.db.models import File, Owner, Project, Release, Token, utcnow
+from hub_server.distributions import CoreMetadata, Filename, parse_filename, read_metadata
+from hub_server.errors import BadRequest, FileExists, Forbidden
+from hub_server.names import check_project_name, check_version
+from hub_server.services.accounts import get_owner
+from hub_server.storage import Storage, blob_key
+
+_COMMIT_ATTEMPTS = 3
+_DIGESTS = ("sha256_digest", "blake2_256_digest", "md5_digest")
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """An uploaded file received into the storage's staging folder, with the digests computed on the way."""
+
+    path: Path
+    filename: str
+    size: int
+    sha256: str
+    blake2_256: str
+    md5: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an upload did: ``created`` is False for an identical re-upload (a no-op)."""
+
+    project: str
+    version: str
+    filename: str
+    created: bool
+
+
+def _check_digests(fields: dict[str, str], staged: StagedFile) -> None:
+    supplied = {key: fields.get(key, "").strip().lower() for key in _DIGESTS}
+    if not supplied["sha256_digest"] and not supplied["blake2_256_digest"]:
+        raise BadRequest("include at least one of sha256_digest and blake2_256_digest in the upload")
+    actual = {"sha256_digest": staged.sha256, "blake2_256_digest": staged.blake2_256, "md5_digest": staged.md5}
+    for key, value in supplied.items():
+        if value and not hmac.compare_digest(value, actual[key]):
+            raise BadRequest(f"the {key.removesuffix('_digest')} digest supplied does not match the file's content")
+
+
+def check_upload(fields: dict[str, str], staged: StagedFile) -> tuple[Filename, CoreMetadata]:
+    """Validate the form and the file (no database, no storage); return the parsed filename and metadata."""
+    if fields.get(":action", "file_upload") != "file_upload":
+        raise BadRequest(f"unsupported :action {fields.get(':action')!r}; only file_upload is supported")
+    if fields.get("protocol_version", "1") != "1":
+        raise BadRequest("unsupported protocol_version; only 1 is supported")
+    _check_digests(fields, staged)
+    parsed = parse_filename(staged.filename)
+    filetype = fields.get("filetype", parsed.packagetype)
+    if filetype != parsed.packagetype:
+        raise BadRequest(f"filetype {filetype!r} does not match the file {parsed.filename!r} ({parsed.packagetype})")
+    name, version = fields.get("name", ""), fields.get("version", "")
+    if not name or not version:
+        raise BadRequest("the upload form must include the project 'name' and 'version'")
+    if check_project_name(name) != parsed.name:
+        raise BadRequest(
+            f"the form names the project {name!r}, but the file {parsed.filename!r} is for {parsed.name!r}")
+    if check_version(version) != parsed.version:
+        raise BadRequest(f"the form's version {version} does not match the file {parsed.filename!r} ({parsed.version})")
+    return parsed, read_metadata(staged.path, parsed)
+
+
+def _target_owner(session: Session, principal: Principal, owner_name: str | None) -> Owner:
+    if owner_name is not None:
+        return get_owner(session, owner_name)
+    owner_id = principal.scope_owner_id or principal.user_id
+    owner = session.get(Owner, owner_id)
+    assert owner is not None
+    return owner
+
+
+def _authorize(session: Session, principal: Principal, owner_name: str | None, name: str,
+               reserved: list[str]) -> Project | None:
+    """The existing project (or None for a new one) after checking the principal may publish it."""
+    project = session.scalar(select(Project).where(Project.normalized == name))
+    if project is None:
+        check_project_name(name, reserved)
+        owner = _target_owner(session, principal, owner_name)
+        if not principal.can_publish(owner.id, name):
+            raise Forbidden(f"this token may not create the project {name!r} under {owner.name!r}")
+        return None
+    if owner_name is not None and project.owner.name != owner_name:
+        raise Forbidden(f"the project {name!r} belongs to {project.owner.name!r}, not {owner_name!r}")
+    if not principal.can_publish(project.owner_id, name):
+        raise Forbidden(f"this token may not upload to the project {project.owner.name}/{project.name}")
+    return project
+
+
+def _existing_file(session: Session, staged: StagedFile) -> File | None:
+    """An earlier file of the same name: identical (returned) or a refusal."""
+    existing = session.scalar(select(File).where(File.filename == staged.filename))
+    if existing is None:
+        return None
+    if existing.deleted_at is not None:
+        raise FileExists(f"File already exists: the filename {staged.filename!r} was previously used and deleted; "
+                         "filenames can never be reused, so upload a new version")
+    if existing.sha256 != staged.sha256:
+        raise FileExists(f"File already exists: {staged.filename!r} was uploaded before with other content; "
+                         "upload a new version instead")
+    return existing
+
+
+def _store_blobs(storage: Storage, staged: StagedFile, meta: CoreMetadata, parsed: Filename) -> str | None:
+    """Make the file (and a wheel's metadata file) durable; return the metadata's sha256 for wheels."""
+    metadata_sha = None
+    if parsed.packagetype == "bdist_wheel":
+        metadata_sha = hashlib.sha256(meta.raw).hexdigest()
+        with tempfile.NamedTemporaryFile(dir=storage.staging_dir(), prefix="meta-", delete=False) as handle:
+            handle.write(meta.raw)
+        storage.put(blob_key(metadata_sha), Path(handle.name))
+    storage.put(blob_key(staged.sha256), staged.path)
+    return metadata_sha
+
+
+def _insert(session: Session, principal: Principal, owner_name: str | None, project_name: str,
+            staged: StagedFile, parsed: Filename, meta: CoreMetadata, metadata_sha: str | None,
+            reserved: list[str]) -> bool:
+    project = _authorize(session, principal, owner_name, parsed.name, reserved)
+    if _existing_file(session, staged) is not None:
+        return False
+    if project is None:
+        owner = _target_owner(session, principal, owner_name)
+        project = Project(owner_id=owner.id, name=project_name, normalized=parsed.name, private=False,
+                          quarantined=False)
+        session.add(project)
+        session.flush()
+    canonical = str(parsed.version)
+    release = session.scalar(
+        select(Release).where(Release.project_id == project.id, Release.canonical_version == canonical))
+    if release is None:
+        release = Release(
+            project_id=project.id, version=canonical, canonical_version=canonical, yanked=False, yanked_reason="",
+            requires_python=meta.requires_python, summary=meta.summary, description=meta.description,
+            description_content_type=meta.description_content_type, keywords=meta.keywords,
+        )
+        session.add(release)
+        session.flush()
+    token = session.get(Token, principal.token_id)
+    if token is not None:
+        token.last_used_at = utcnow()
+    session.add(File(
+        release_id=release.id, filename=staged.filename, packagetype=parsed.packagetype, size=staged.size,
+        sha256=staged.sha256, blake2_256=staged.blake2_256, requires_python=meta.requires_python,
+        metadata_sha256=metadata_sha, uploaded_by_id=principal.user_id,
+    ))
+    return True
+
+
+def publish(db: Database, storage: Storage, principal: Principal, fields: dict[str, str], staged: StagedFile,
+            *, owner_name: str | None = None, reserved: list[str] | None = None) -> Outcome:
+    """Check, store and record one uploaded file (see the module docstring for the order of steps)."""
+    reserved = reserved or []
+    try:
+        parsed, meta = check_upload(fields, staged)
+        with db.read() as session:  # refuse early, before any blob is written
+            _authorize(session, principal, owner_name, parsed.name, reserved)
+            if _existing_file(session, staged) is not None:
+                return Outcome(parsed.name, str(parsed.version), staged.filename, created=False)
+        metadata_sha = _store_blobs(storage, staged, meta, parsed)
+        for attempt in range(_COMMIT_ATTEMPTS):
+            try:
+                with db.write() as session:
+                    created = _insert(session, principal, owner_name, meta.display_name, staged, parsed, meta,
+                                      metadata_sha, reserved)
+                return Outcome(parsed.name, str(parsed.version), staged.filename, created)
+            except IntegrityError:
+                # Another worker created the same project, release or file at the same moment:
+                # the next attempt sees its row and decides (no-op, conflict, or insert).
+                if attempt == _COMMIT_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+    finally:
+        staged.path.unlink(missing_ok=True)

@@ -1,0 +1,89 @@
+"""The Hub's one settings object: every knob, its default and why, read from ``VF_HUB_*``.
+
+``Settings()`` reads the environment (``VF_HUB_DATABASE_URL``, ``VF_HUB_STORAGE_URL``, ...);
+``vf-hub serve`` builds its options from these fields, so ``--help`` shows the same text.
+The default is self-contained: a SQLite file and a blob folder under ``data_dir``.
+The scale path is the same code with ``database_url=postgresql+psycopg://...`` and
+``storage_url=s3://bucket/prefix`` (several app workers may share them).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/vf-hub`` (``~/.local/share/vf-hub`` when unset)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "vf-hub"
+
+
+class Settings(BaseSettings):
+    """Configuration of one Hub deployment (all app workers of it share these values)."""
+
+    model_config = SettingsConfigDict(env_prefix="VF_HUB_", extra="forbid")
+
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Folder for the default SQLite database, blob folder and staging files.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the database; default sqlite:///<data_dir>/hub.sqlite3.",
+    )
+    storage_url: str | None = Field(
+        default=None,
+        description="Where blobs live: a folder path or file:// URL; default <data_dir>/blobs.",
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="Base URL users reach the Hub at, for install commands; default: the request's own URL.",
+    )
+    max_file_size: int = Field(
+        default=100 * MIB,
+        gt=0,
+        description="Largest accepted upload in bytes (PyPI's default is 100 MiB); enforced while streaming.",
+    )
+    max_form_field_size: int = Field(
+        default=4 * MIB,
+        gt=0,
+        description="Largest text field of an upload form (long READMEs travel as the description field).",
+    )
+    token_ttl_days: int = Field(
+        default=365,
+        gt=0,
+        description="Lifetime of tokens created without an explicit expiry, in days.",
+    )
+    write_rate_per_minute: int = Field(
+        default=120,
+        gt=0,
+        description="Uploads and other writes one principal may make per minute (per app worker); then 429.",
+    )
+    failed_auth_per_minute: int = Field(
+        default=30,
+        gt=0,
+        description="Failed authentications one client address may make per minute (per app worker); then 429.",
+    )
+    reserved_names: list[str] = Field(
+        default_factory=lambda: ["verifiers", "pip", "setuptools", "wheel", "numpy", "torch", "openai", "requests"],
+        description="Project names nobody may register (names the Hub's users install from PyPI).",
+    )
+    simple_cache_seconds: int = Field(
+        default=60,
+        ge=0,
+        description="Cache-Control max-age of /simple/ pages; files are immutable and cached for a year.",
+    )
+
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to a SQLite file in ``data_dir``."""
+        return self.database_url or f"sqlite:///{self.data_dir / 'hub.sqlite3'}"
+
+    def resolved_storage_url(self) -> str:
+        """The storage URL, defaulting to a blob folder in ``data_dir``."""
+        return self.storage_url or str(self.data_dir / "blobs")

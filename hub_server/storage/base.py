@@ -1,0 +1,62 @@
+"""The blob storage seam: content-addressed blobs by key, written atomically and durably.
+
+Keys are relative, slash-separated, made of ``[a-z0-9._-]`` segments (the Hub uses
+``sha256/ab/cd/<hex>``). A backend must make ``put`` all-or-nothing: after it returns the blob
+is durable and complete; before, no reader can see a partial blob under the key.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import BinaryIO
+
+from hub_server.errors import StorageError
+
+_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")
+
+
+def check_key(key: str) -> str:
+    """Return ``key`` if it is a safe relative key (no ``..``, no absolute paths); raise otherwise."""
+    if not _KEY.match(key) or ".." in key.split("/"):
+        raise StorageError(f"invalid storage key {key!r}")
+    return key
+
+
+def blob_key(sha256: str) -> str:
+    """The content-addressed key of a blob with this SHA-256 hex digest."""
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        raise StorageError(f"invalid sha256 {sha256!r}")
+    return f"sha256/{sha256[:2]}/{sha256[2:4]}/{sha256}"
+
+
+class Storage(ABC):
+    """Where the Hub's blobs live. Implementations: :class:`~hub_server.storage.local.LocalStorage`."""
+
+    @abstractmethod
+    def staging_dir(self) -> Path:
+        """A local folder for files being received; ``put`` is cheapest for files staged here."""
+
+    @abstractmethod
+    def put(self, key: str, source: Path) -> None:
+        """Store the file at ``source`` under ``key`` atomically and durably; ``source`` is consumed.
+
+        Putting a key that exists is a no-op (keys are content addresses).
+        """
+
+    @abstractmethod
+    def open(self, key: str) -> BinaryIO:
+        """Open the blob for reading; raise :class:`StorageError` if it is missing."""
+
+    @abstractmethod
+    def exists(self, key: str) -> bool:
+        """Whether a complete blob is stored under ``key``."""
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Remove the blob if present."""
+
+    @abstractmethod
+    def locate(self, key: str) -> Path | str:
+        """How to serve the blob: a local ``Path`` (served with Range support) or a URL to redirect to."""

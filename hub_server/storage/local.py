@@ -1,0 +1,83 @@
+"""Blobs in a local folder: write to a staging file, fsync, rename into place, fsync the folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import BinaryIO
+
+from hub_server.errors import StorageError
+from hub_server.storage.base import Storage, check_key
+
+_STAGING = ".staging"
+_STALE_STAGING_S = 24 * 3600
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or creation inside ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class LocalStorage(Storage):
+    """A folder of blobs; ``root/.staging`` holds files being received (same filesystem: renames are atomic)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._staging = self.root / _STAGING
+        self._staging.mkdir(parents=True, exist_ok=True)
+        self._sweep_staging()
+
+    def _sweep_staging(self) -> None:
+        # Left by a killed upload; young files may belong to another worker's upload in progress.
+        cutoff = time.time() - _STALE_STAGING_S
+        for leftover in self._staging.iterdir():
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink(missing_ok=True)
+
+    def _path(self, key: str) -> Path:
+        return self.root / check_key(key)
+
+    def staging_dir(self) -> Path:
+        return self._staging
+
+    def put(self, key: str, source: Path) -> None:
+        dest = self._path(key)
+        if dest.exists():
+            source.unlink(missing_ok=True)
+            return
+        staged = source
+        if source.parent.resolve() != self._staging:
+            staged = self._staging / f"put-{uuid.uuid4().hex}"
+            shutil.copyfile(source, staged)
+            source.unlink(missing_ok=True)
+        try:
+            with open(staged, "rb+") as handle:
+                os.fsync(handle.fileno())
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged, dest)
+            fsync_dir(dest.parent)
+        except OSError as error:
+            staged.unlink(missing_ok=True)
+            raise StorageError(f"could not store blob {key}: {error}") from error
+
+    def open(self, key: str) -> BinaryIO:
+        try:
+            return open(self._path(key), "rb")
+        except FileNotFoundError:
+            raise StorageError(f"blob {key} is missing") from None
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def locate(self, key: str) -> Path:
+        return self._path(key)
