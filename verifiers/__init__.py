@@ -41,6 +41,8 @@ _LAZY: dict[str, str] = {
     "ToolEnv": "verifiers.envs.tool_env",
     "StatefulToolEnv": "verifiers.envs.stateful_tool_env",
     "EnvGroup": "verifiers.envs.env_group",
+    "SandboxEnv": "verifiers.envs.sandbox_env",
+    "PythonEnv": "verifiers.envs.python_env",
     "Rubric": "verifiers.rubrics.rubric",
     "RubricGroup": "verifiers.rubrics.rubric_group",
     "JudgeRubric": "verifiers.rubrics.judge_rubric",

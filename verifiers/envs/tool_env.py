@@ -29,6 +29,7 @@ class ToolEnv(MultiTurnEnv):
     A malformed call (unknown tool, bad JSON, wrong arguments) is answered with a
     tool message that says what was wrong; a tool that raises is answered with
     ``error_formatter(exception)``. Both are counted in ``state["tool_errors"]``.
+    An error of a type in ``stop_errors`` ends the rollout instead (0.3.0).
 
     Example::
 
@@ -40,8 +41,11 @@ class ToolEnv(MultiTurnEnv):
     """
 
     def __init__(self, tools: list[Callable[..., Any]] | None = None, max_turns: int = 10,
-                 error_formatter: Callable[[Exception], str] = lambda e: str(e), **kwargs: Any) -> None:
+                 error_formatter: Callable[[Exception], str] = lambda e: str(e),
+                 stop_errors: tuple[type[Exception], ...] | list[type[Exception]] = (), **kwargs: Any) -> None:
         self.tools: list[Callable[..., Any]] = list(tools or [])
+        # Errors that end the rollout (recorded in state["error"]) instead of being the model's feedback.
+        self.stop_errors = tuple(stop_errors)
         self.tool_map: dict[str, Callable[..., Any]] = {t.__name__: t for t in self.tools}
         self.error_formatter = error_formatter
         kwargs.setdefault("oai_tools", [convert_func_to_oai_tool(t) for t in self.tools])
@@ -85,6 +89,8 @@ class ToolEnv(MultiTurnEnv):
         try:
             result = await maybe_await(self.tool_map[tool_name], **tool_args)
             content = str(result)
+        except self.stop_errors:
+            raise
         except Exception as error:  # policy: a tool's exception is the model's feedback, and it is counted
             content = self.error_formatter(error)
             kwargs.get("state", {}).setdefault("tool_errors", []).append(f"{tool_name}: {type(error).__name__}")

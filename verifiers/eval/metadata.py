@@ -86,18 +86,26 @@ def version_info(env_module: str | None) -> dict[str, Any]:
 
 
 def summarize(outputs: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
-    """Average reward (± std), average of each metric, error counts and pass@k."""
-    rewards = [float(o["reward"]) for o in outputs]
-    names = sorted({k for o in outputs for k in o.get("metrics") or {}})
+    """Average reward (± std), average of each metric, error counts and pass@k.
+
+    A rollout that ended in an error (model API, sandbox, timeout) is masked: it
+    is counted in ``avg_error`` and ``error_counts`` but not averaged as a zero,
+    because it says nothing about the model's answer.
+    """
+    scored = [o for o in outputs if not o.get("error")]
+    rewards = [float(o["reward"]) for o in scored]
+    names = sorted({k for o in scored for k in o.get("metrics") or {}})
     return {
         "avg_reward": statistics.fmean(rewards) if rewards else 0.0,
         "std_reward": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
         # over the rollouts that report each metric (EnvGroup members report only their own)
-        "avg_metrics": {n: statistics.fmean(float(o["metrics"][n]) for o in outputs if n in (o.get("metrics") or {}))
+        "avg_metrics": {n: statistics.fmean(float(o["metrics"][n]) for o in scored if n in (o.get("metrics") or {}))
                         for n in names},
+        "num_scored": len(scored),
+        "num_masked": len(outputs) - len(scored),
         "avg_error": statistics.fmean(1.0 if o.get("error") else 0.0 for o in outputs) if outputs else 0.0,
         "error_counts": error_counts(outputs),
-        "pass_at_k": pass_at_k_table(outputs, threshold),
+        "pass_at_k": pass_at_k_table(scored, threshold),
         "pass_threshold": threshold,
     }
 

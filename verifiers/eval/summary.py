@@ -22,9 +22,12 @@ def render_summary(outputs: list[dict[str, Any]], metadata: dict[str, Any], cons
                         f"{metadata.get('num_examples')} examples × {metadata.get('rollouts_per_example')} rollouts")
     table.add_column("metric")
     table.add_column("mean ± std", justify="right")
-    table.add_row("reward", _mean_std([float(o["reward"]) for o in outputs]))
-    for name in sorted({k for o in outputs for k in o.get("metrics") or {}}):
-        table.add_row(name, _mean_std([float((o.get("metrics") or {}).get(name, 0.0)) for o in outputs]))
+    scored = [o for o in outputs if not o.get("error")]  # errored rollouts are masked (see metadata.summarize)
+    table.add_row("reward", _mean_std([float(o["reward"]) for o in scored]))
+    for name in sorted({k for o in scored for k in o.get("metrics") or {}}):
+        table.add_row(name, _mean_std([float(o["metrics"][name]) for o in scored if name in o["metrics"]]))
+    if len(scored) < len(outputs):
+        table.add_row("masked (errored) rollouts", str(len(outputs) - len(scored)))
     for k, value in (metadata.get("pass_at_k") or {}).items():
         table.add_row(f"pass@{k} (reward ≥ {metadata.get('pass_threshold')})", f"{value:.3f}")
     console.print(table)

@@ -26,7 +26,9 @@ def test_table_and_summary() -> None:
     ]
     assert pass_at_k_table(outputs, 0.5) == {"1": pytest.approx(0.625), "2": pytest.approx(0.75), "4": 1.0}
     summary = summarize(outputs, 0.5)
-    assert summary["avg_reward"] == pytest.approx(0.625)
-    assert summary["avg_metrics"] == {"m": pytest.approx(0.625)}
-    assert summary["avg_error"] == 0.5
+    # the four errored rollouts are masked: counted, not averaged
+    assert summary["avg_reward"] == pytest.approx(0.25)
+    assert summary["avg_metrics"] == {"m": pytest.approx(0.25)}
+    assert (summary["num_scored"], summary["num_masked"], summary["avg_error"]) == (4, 4, 0.5)
+    assert summary["pass_at_k"] == {"1": pytest.approx(0.25), "2": pytest.approx(0.5), "4": 1.0}
     assert error_counts(outputs) == {"reward function: f": 4, "rollout: ModelError": 4}

@@ -1,0 +1,156 @@
+"""HumanEval: the model writes a Python function; its unit tests run in a sandbox.
+
+The 164 problems ship inside the package (``data/HumanEval.jsonl.gz``, MIT,
+see NOTICE). Each rollout asks for its sandbox before the model's turn, so the
+sandbox starts while the model writes. When the turn is over, the program
+(the prompt with the model's function) and the problem's tests run there; the
+reward is the fraction of the tests that pass (``all_tests_passed`` is the
+classic pass/fail). A sandbox that fails is an infrastructure error, not a
+wrong answer: the rollout carries the ``SandboxError`` in ``state["error"]``
+(so it is counted and can be masked) and the ``sandbox_failed`` metric is 1.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from importlib.resources import files
+from typing import Any
+
+from datasets import Dataset
+
+import verifiers as vf
+from verifiers.envs.sandbox_env import SandboxEnv
+from verifiers.errors import SandboxError, UsageError
+from verifiers.sandboxes import CommandTimeoutError
+
+SYSTEM_PROMPT = (
+    "Complete the Python function below. Reply with the complete function (its imports and any helpers "
+    "included) in one ```python code block."
+)
+_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+_WORKDIR = "/workspace/humaneval"
+
+
+def read_problems() -> list[dict[str, Any]]:
+    """The 164 problems as in the upstream file: task_id, prompt, entry_point, canonical_solution, test."""
+    data = files("humaneval").joinpath("data", "HumanEval.jsonl.gz").read_bytes()
+    return [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines() if line]
+
+
+def build_dataset(num_examples: int = -1) -> Dataset:
+    rows = read_problems()
+    if num_examples != -1:
+        rows = rows[:num_examples]
+    return Dataset.from_list([
+        {"question": row["prompt"], "answer": row["canonical_solution"], "task": "humaneval",
+         "info": {"task_id": row["task_id"], "entry_point": row["entry_point"], "test": row["test"],
+                  "prompt": row["prompt"]}}
+        for row in rows
+    ])
+
+
+def extract_code(text: str) -> str:
+    """The last fenced code block of the reply, or the whole reply when it has none."""
+    blocks = _CODE_BLOCK.findall(text or "")
+    return blocks[-1] if blocks else (text or "")
+
+
+def build_program(prompt: str, code: str, entry_point: str) -> str:
+    """The program to test: the model's function after the prompt (whose helpers and imports it may use).
+
+    A reply that defines the entry point replaces the prompt's stub (given a ``pass`` body so it
+    parses); a reply that is only a body completes the prompt's function.
+    """
+    if re.search(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE):
+        return f"{prompt.rstrip()}\n    pass\n\n\n{code}\n"
+    return f"{prompt}{code}\n"
+
+
+def parse_report(stdout: str) -> tuple[int, int]:
+    """(passed, total) from the harness's output; a cut-off run counts what it reported."""
+    total, passed = 0, 0
+    for line in stdout.splitlines():
+        if line.startswith("total "):
+            total = int(line.split()[1])
+        elif line == "pass":
+            passed += 1
+    return passed, total
+
+
+class HumanEvalEnv(SandboxEnv):
+    """One model turn writes the function; ``post_rollout`` runs its tests in the rollout's sandbox."""
+
+    def __init__(self, timeout_per_test_seconds: float = 15.0, **kwargs: Any) -> None:
+        kwargs.setdefault("sandbox_name", "humaneval")
+        kwargs.setdefault("memory_gb", 1)
+        kwargs.setdefault("disk_size_gb", 0.25)
+        super().__init__(max_turns=1, timeout_per_command_seconds=timeout_per_test_seconds, **kwargs)
+        self.remove_tool(self.bash)  # the model answers in text; only the grader uses the sandbox
+
+    async def post_rollout(self, state: vf.State) -> None:
+        info = state["info"]
+        completion = state["completion"]
+        reply = completion[-1]["content"] if completion else ""
+        program = build_program(info["prompt"], extract_code(reply), info["entry_point"])
+        result: dict[str, Any] = {"passed": 0, "total": 0, "timed_out": False}
+        state["humaneval"] = result
+        sandbox_id = state["sandbox_id"]
+        try:
+            await self.sandbox_client.upload_bytes(sandbox_id, f"{_WORKDIR}/program.py", program.encode())
+            await self.sandbox_client.upload_bytes(sandbox_id, f"{_WORKDIR}/tests.py", info["test"].encode())
+            await self.sandbox_client.upload_bytes(sandbox_id, f"{_WORKDIR}/harness.py", _HARNESS)
+            command = f"python3 harness.py program.py tests.py {info['entry_point']}"
+            try:
+                response = await self.run_command(sandbox_id, state["sandbox_state"], command, working_dir=_WORKDIR)
+                stdout = response.stdout
+            except CommandTimeoutError as timeout:
+                result["timed_out"] = True
+                stdout = timeout.response.stdout if timeout.response else ""
+        except SandboxError as error:
+            state["error"] = error  # infrastructure, not the model: counted, and masked by consumers
+            self.logger.warning("HumanEval sandbox failed for %s: %r", info["task_id"], error)
+            return
+        result["passed"], result["total"] = parse_report(stdout)
+
+
+_HARNESS = files("humaneval").joinpath("harness.py").read_bytes()
+
+
+def pass_rate(state: vf.State) -> float:
+    """Fraction of the problem's tests the function passes."""
+    result = state.get("humaneval") or {}
+    return result["passed"] / result["total"] if result.get("total") else 0.0
+
+
+def all_tests_passed(state: vf.State) -> float:
+    """1.0 when every test passes (HumanEval's pass@1 criterion)."""
+    result = state.get("humaneval") or {}
+    return float(bool(result.get("total")) and result["passed"] == result["total"])
+
+
+def sandbox_failed(state: vf.State) -> float:
+    """1.0 when the sandbox failed, before or during the tests (the rollout carries the error)."""
+    return float(isinstance(state.get("error"), SandboxError))
+
+
+def load_environment(num_examples: int = -1, system_prompt: str = SYSTEM_PROMPT,
+                     timeout_per_test_seconds: float = 15.0) -> vf.Environment:
+    """Build the HumanEval environment.
+
+    Args:
+        num_examples: use the first ``num_examples`` problems (-1 = all 164).
+        system_prompt: the instruction before each function stub.
+        timeout_per_test_seconds: wall-clock limit of one problem's whole test run in the sandbox.
+    """
+    if not isinstance(num_examples, int) or isinstance(num_examples, bool) or num_examples == 0 or num_examples < -1:
+        raise UsageError(f"num_examples must be -1 (all) or a positive integer; got {num_examples!r}")
+    if not isinstance(system_prompt, str):
+        raise UsageError(f"system_prompt must be a string; got {type(system_prompt).__name__}")
+    if not isinstance(timeout_per_test_seconds, (int, float)) or timeout_per_test_seconds <= 0:
+        raise UsageError(f"timeout_per_test_seconds must be a positive number; got {timeout_per_test_seconds!r}")
+    dataset = build_dataset(num_examples)
+    rubric = vf.Rubric(funcs=[pass_rate, all_tests_passed, sandbox_failed], weights=[1.0, 0.0, 0.0])
+    return HumanEvalEnv(dataset=dataset, eval_dataset=dataset, system_prompt=system_prompt, rubric=rubric,
+                        timeout_per_test_seconds=float(timeout_per_test_seconds))

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install what the local sandbox backend needs from Debian: bubblewrap (bwrap) for namespaces, and
+# util-linux's setpriv (normally present) to run each sandbox as its own host uid. Idempotent.
+set -euo pipefail
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+if [ "${#need[@]}" -eq 0 ]; then
+  echo "sandbox prerequisites present: $(bwrap --version)"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "run as root: apt-get install -y ${need[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+echo "installed: ${need[*]} ($(bwrap --version))"

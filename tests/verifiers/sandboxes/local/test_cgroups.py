@@ -1,0 +1,51 @@
+"""Cgroup drivers: the limits each writes (on a stand-in tree for v2, which this machine lacks) and real v1."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from verifiers.sandboxes.local.cgroups import Limits, V1Driver, V2Driver, detect
+
+LIMITS = Limits(memory_bytes=256 << 20, max_processes=64, cpu_cores=0.5)
+
+
+def test_v2_writes_every_limit_and_kills_through_cgroup_kill(tmp_path: Path) -> None:
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    driver = V2Driver(parent, ("memory", "pids", "cpu"))
+    group = driver.create("s1", LIMITS)
+    path = parent / "s1"
+    (path / "cgroup.procs").write_text("")  # a kernel would create these; the stand-in has to
+    (path / "cgroup.kill").write_text("")
+    (path / "memory.events").write_text("low 0\noom 1\noom_kill 3\n")
+    assert (path / "memory.max").read_text() == str(256 << 20)
+    assert (path / "pids.max").read_text() == "64" and (path / "cpu.max").read_text() == "50000 100000"
+    assert group.procs_files == [path / "cgroup.procs"] and group.oom_kills() == 3
+    assert group.kill() and (path / "cgroup.kill").read_text() == "1"
+    assert driver.names() == ["s1"]
+
+
+def test_v1_on_this_machine_limits_and_empties_a_real_cgroup() -> None:
+    driver = detect("verifiers-sandboxes-cgroup-test")
+    if driver is None or not isinstance(driver, V1Driver):
+        pytest.skip("needs writable cgroup v1 controllers (root on the project's machine)")
+    group = driver.create("s-test", LIMITS)
+    try:
+        assert (driver.parents["memory"] / "s-test" / "memory.limit_in_bytes").read_text().strip() == str(256 << 20)
+        assert (driver.parents["pids"] / "s-test" / "pids.max").read_text().strip() == "64"
+        procs = " ".join(str(p) for p in group.procs_files)
+        sleeper = subprocess.Popen(["/bin/sh", "-c", f'for f in {procs}; do echo $$ > "$f"; done; exec sleep 60'])
+        members = driver.parents["pids"] / "s-test" / "cgroup.procs"
+        deadline = time.monotonic() + 5
+        while str(sleeper.pid) not in members.read_text().split() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert str(sleeper.pid) in members.read_text().split()
+        assert group.kill() and sleeper.wait(timeout=5) == -9
+    finally:
+        group.remove()
+        driver.remove_parent()
+    assert not (driver.parents["pids"] / "s-test").exists() and driver.names() == []

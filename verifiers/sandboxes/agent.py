@@ -1,0 +1,331 @@
+"""The sandbox agent: runs the host's commands inside one long-lived sandbox.
+
+The host starts it once per sandbox (as the sandbox's first process) and then
+talks to it over its stdin and stdout, one JSON object per line, so a command
+costs a fork and an exec instead of a whole sandbox start::
+
+    agent → host   {"ready": true, "pid": 2}                                  (once)
+    host → agent   {"id": 7, "command": "ls", "timeout": 30, "cwd": "/workspace", "env": {}}
+    agent → host   {"id": 7, "stdout": "...", "stderr": "", "exit_code": 0, "timed_out": false,
+                    "truncated": false, "duration_s": 0.004}
+                   {"id": 7, "error": "...", "kind": "not_found" | "bad_request"}
+
+Commands run concurrently, each in its own session. Output beyond the limit is
+read and dropped (so a flood cannot block or bloat anything) and flagged. A
+command ends when its shell exits; output still buffered is collected, but
+background processes holding its pipes are not waited for. On timeout the
+command's session is killed, and when no other command is running, every
+process in the sandbox but the agent (``kill(-1)``: double-forked daemons too).
+
+It uses the standard library only and no asyncio (which would triple its start
+time): it runs under the sandbox's own Python.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import sys
+import time
+
+GRACE_S = 0.05  # after the shell exits, how long to wait for its output to drain
+READ_CHUNK = 65536
+
+
+class Loop:
+    """A minimal event loop: readable file descriptors and timers."""
+
+    def __init__(self) -> None:
+        self.selector = selectors.DefaultSelector()
+        self.timers: list = []
+        self.counter = 0
+
+    def watch(self, fd: int, callback) -> None:
+        self.selector.register(fd, selectors.EVENT_READ, callback)
+
+    def unwatch(self, fd: int) -> None:
+        self.selector.unregister(fd)
+
+    def later(self, delay: float, callback) -> list:
+        self.counter += 1
+        entry = [time.monotonic() + delay, self.counter, callback]
+        heapq.heappush(self.timers, entry)
+        return entry
+
+    @staticmethod
+    def cancel(entry) -> None:
+        if entry is not None:
+            entry[2] = None
+
+    def run_once(self) -> None:
+        while self.timers and self.timers[0][2] is None:
+            heapq.heappop(self.timers)
+        timeout = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
+        for key, _ in self.selector.select(timeout):
+            key.data()
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            callback = heapq.heappop(self.timers)[2]
+            if callback is not None:
+                callback()
+
+
+class Stream:
+    """One output pipe of a command: keeps the first ``limit`` bytes, drops the rest."""
+
+    def __init__(self, job: "Job", pipe, limit: int) -> None:
+        self.job, self.pipe, self.limit = job, pipe, limit
+        self.fd = pipe.fileno()
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.truncated = False
+        self.open = True
+        os.set_blocking(self.fd, False)
+        job.loop.watch(self.fd, self.on_readable)
+
+    def on_readable(self) -> None:
+        if not self.open:
+            return
+        try:
+            data = os.read(self.fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self.close()
+            self.job.maybe_finish()
+            return
+        room = self.limit - self.kept
+        if room > 0:
+            self.chunks.append(data[:room])
+            self.kept += min(room, len(data))
+        if len(data) > room:
+            self.truncated = True
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            self.job.loop.unwatch(self.fd)
+            self.pipe.close()
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+class Job:
+    """One command, from spawn to its answer."""
+
+    def __init__(self, agent: "Agent", request_id, command: str, timeout: float, cwd: str, env: dict) -> None:
+        self.agent, self.loop, self.id = agent, agent.loop, request_id
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [agent.shell, "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
+        )
+        prefer_to_kill(self.proc.pid)
+        self.streams = [Stream(self, pipe, agent.max_output) for pipe in (self.proc.stdout, self.proc.stderr)]
+        self.exited = self.timed_out = self.done = False
+        self.grace = None
+        self.timer = self.loop.later(timeout, self.on_timeout)
+        self.pidfd = self._watch_exit()
+
+    def _watch_exit(self):
+        try:
+            pidfd = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):  # Python < 3.9 or kernel < 5.3: poll instead
+            self.loop.later(0.005, self._poll_exit)
+            return None
+        self.loop.watch(pidfd, self.on_exit)
+        return pidfd
+
+    def _poll_exit(self) -> None:
+        if self.proc.poll() is None:
+            self.loop.later(0.005, self._poll_exit)
+        else:
+            self.on_exit()
+
+    def on_exit(self) -> None:
+        if self.exited:
+            return
+        self.exited = True
+        if self.pidfd is not None:
+            self.loop.unwatch(self.pidfd)
+            os.close(self.pidfd)
+        self.proc.wait()
+        Loop.cancel(self.timer)
+        if not self.maybe_finish():
+            self.grace = self.loop.later(GRACE_S, self.finish)
+
+    def maybe_finish(self) -> bool:
+        if self.exited and not any(s.open for s in self.streams):
+            self.finish()
+            return True
+        return False
+
+    def kill(self) -> None:
+        """Kill the command's session (what it started in the background too, unless it left the session)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def on_timeout(self) -> None:
+        self.timed_out = True
+        self.kill()
+        if len(self.agent.jobs) == 1:
+            self.agent.sweep()
+
+    def finish(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        Loop.cancel(self.grace)
+        for stream in self.streams:
+            stream.close()
+        code = self.proc.returncode
+        self.agent.jobs.pop(self.id, None)
+        self.agent.reply({
+            "id": self.id, "stdout": self.streams[0].text(), "stderr": self.streams[1].text(),
+            "exit_code": 128 - code if code < 0 else code, "timed_out": self.timed_out,
+            "truncated": any(s.truncated for s in self.streams),
+            "duration_s": round(time.monotonic() - self.started, 6),
+        })
+
+
+class Agent:
+    """Reads requests from stdin, runs them, writes answers to stdout."""
+
+    def __init__(self, config: dict) -> None:
+        self.loop = Loop()
+        self.jobs: dict = {}
+        self.buffer = b""
+        self.shell = config.get("shell", "/bin/bash")
+        self.max_output = int(config.get("max_output", 262144))
+        self.base_env = dict(config.get("env", {}))
+        self.default_cwd = config.get("cwd", "/workspace")
+        self.own_pid_namespace = config.get("own_pid_namespace") is True
+
+    def serve(self) -> None:
+        os.set_blocking(0, False)
+        self.loop.watch(0, self.on_stdin)
+        self.reply({"ready": True, "pid": os.getpid()})
+        while True:
+            self.loop.run_once()
+
+    def on_stdin(self) -> None:
+        try:
+            data = os.read(0, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:  # the host closed the sandbox (or is gone): so is everything we started
+            for job in list(self.jobs.values()):
+                job.kill()
+            self.sweep()
+            os._exit(0)
+        self.buffer += data
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            if line.strip():
+                self.handle(line)
+
+    def handle(self, line: bytes) -> None:
+        try:
+            request = json.loads(line)
+            request_id = request["id"]
+        except (ValueError, KeyError, TypeError):
+            sys.stderr.write("agent: unreadable request %r\n" % line[:200])
+            return
+        try:
+            command, timeout = str(request["command"]), float(request["timeout"])
+            cwd = str(request.get("cwd") or self.default_cwd)
+            env = {**self.base_env, **{str(k): str(v) for k, v in (request.get("env") or {}).items()}}
+        except (KeyError, TypeError, ValueError) as error:
+            self.reply({"id": request_id, "error": "bad request: %s" % error, "kind": "bad_request"})
+            return
+        if not os.path.isdir(cwd):
+            self.reply({"id": request_id, "error": "working directory %s does not exist" % cwd, "kind": "not_found"})
+            return
+        try:
+            self.jobs[request_id] = Job(self, request_id, command, timeout, cwd, env)
+        except OSError as error:  # e.g. E2BIG for a command longer than the kernel's argument limit
+            self.reply({"id": request_id, "error": "cannot start the command: %s" % error, "kind": "bad_request"})
+
+    def sweep(self) -> None:
+        """Kill every process of the sandbox except this one (the sandbox's init is spared by the kernel).
+
+        ``kill(-1)`` reaches every process the caller may signal in its pid
+        namespace, so it runs only when the agent is certainly the first child
+        of a fresh one: pid 2 under pid 1, and the host said so. Anywhere else
+        (the unisolated mode, a test on the host) it would kill the host's processes.
+        """
+        if not (self.own_pid_namespace and os.getpid() == 2 and os.getppid() == 1):
+            return
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:  # repeat: a fork bomb forks between the kernel's visits
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                return
+            if not others_alive():
+                return
+            time.sleep(0.002)
+
+    def reply(self, message: dict) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        while data:
+            data = data[os.write(1, data):]
+
+
+def prefer_to_kill(pid: int) -> None:
+    """Make a command the kernel's first choice when the sandbox runs out of memory, so the agent
+    survives (files in a full tmpfs belong to no process, and the agent may be the biggest one)."""
+    try:
+        with open("/proc/%d/oom_score_adj" % pid, "w") as handle:
+            handle.write("1000")
+    except OSError:  # it already exited
+        pass
+
+
+def others_alive() -> bool:
+    """Whether a live (not zombie) process other than init and this agent exists in the namespace."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in (1, me):
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def apply_limits(limits: dict) -> None:
+    """Resource limits every command inherits (a backstop where cgroups are missing)."""
+    for name, value in limits.items():
+        resource.setrlimit(getattr(resource, "RLIMIT_" + name), (int(value), int(value)))
+
+
+def start_background(command: str, env: dict, cwd: str) -> None:
+    """The sandbox's start command: detached, its output discarded."""
+    subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    apply_limits(config.get("rlimits", {}))
+    agent = Agent(config)
+    if config.get("start_command"):
+        start_background(config["start_command"], agent.base_env, agent.default_cwd)
+    agent.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The local backend: bubblewrap namespaces, cgroups, seccomp and a per-sandbox agent."""

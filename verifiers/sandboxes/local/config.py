@@ -1,0 +1,60 @@
+"""Configuration of the local sandbox backend (one pydantic model; the CLI and docs read its fields)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def default_root_dir() -> Path:
+    """``/var/lib/verifiers/sandboxes`` for root; ``$XDG_RUNTIME_DIR`` or ``~/.cache`` below it otherwise."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/verifiers/sandboxes")
+    base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".cache")
+    return Path(base) / "verifiers" / "sandboxes"
+
+
+class LocalBackendConfig(BaseModel):
+    """How the local backend isolates sandboxes on this machine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    isolation: Literal["auto", "bwrap", "none"] = Field(
+        "auto",
+        description=(
+            "auto/bwrap: bubblewrap namespaces (fail if unavailable). none: plain processes with a cleared "
+            "environment and NO isolation - for trusted code only; must be asked for and is logged as unsafe."
+        ),
+    )
+    root_dir: Path = Field(
+        default_factory=default_root_dir,
+        description="Where sandbox directories live on the host (every parent must be world-searchable).")
+    python: str = Field(
+        "/usr/bin/python3",
+        description="The Python that runs the agent inside sandboxes (sandboxes see the host's /usr).")
+    uid_base: int = Field(
+        1_800_000_000, ge=1000,
+        description="As root, sandbox slot n runs as host uid uid_base+n (unused uids, one per sandbox).")
+    max_sandboxes: int = Field(
+        1024, ge=1, le=65536,
+        description="Most sandboxes alive at once on this machine, across processes sharing root_dir.")
+    max_output_bytes: int = Field(
+        256 * 1024, ge=1024,
+        description="Per command and stream, output beyond this is dropped and flagged as truncated.")
+    max_command_bytes: int = Field(
+        100 * 1024, ge=1024,
+        description="Longest command accepted (the kernel refuses arguments over 128 KiB); upload longer scripts.")
+    ready_timeout_s: float = Field(30.0, gt=0, description="How long a sandbox may take to start before it fails.")
+    warm_pool_size: int = Field(
+        0, ge=0, le=4096,
+        description="Sandboxes kept started ahead of demand per sandbox shape (0: none; each idles at ~10 MB).")
+    max_parallel_starts: int | None = Field(
+        None, ge=1,
+        description="Sandboxes starting at once; more wait their turn (default: twice the CPU count).")
+    seccomp: bool = Field(True, description="Install the seccomp filter where the architecture is supported.")
+    cgroups: bool = Field(True, description="Limit memory, processes and CPU with cgroups where writable.")
+
+__all__ = ["LocalBackendConfig", "default_root_dir"]

@@ -1,0 +1,287 @@
+"""One sandbox of the local backend: its slot, directories, cgroup, bubblewrap process and agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifiers.errors import SandboxError
+from verifiers.sandboxes.errors import (
+    SandboxFileNotFoundError,
+    SandboxNotRunningError,
+    SandboxOOMError,
+)
+from verifiers.sandboxes.local import files, slots
+from verifiers.sandboxes.local.cgroups import Limits, SandboxCgroup
+from verifiers.sandboxes.local.config import LocalBackendConfig
+from verifiers.sandboxes.local.launcher import (
+    SANDBOX_PATH,
+    LaunchPlan,
+    agent_command,
+    etc_files,
+    launcher_args,
+    seccomp_memfd,
+)
+from verifiers.sandboxes.local.link import AgentGone, AgentLink
+from verifiers.sandboxes.local.mounts import mount_tmpfs
+from verifiers.sandboxes.local.probe import Capabilities
+from verifiers.sandboxes.models import CommandResponse, CreateSandboxRequest, Sandbox, SandboxStatus
+
+logger = logging.getLogger("verifiers.sandboxes")
+
+FILES_DIR = "files"
+_AGENT_MARGIN_S = 10.0  # the agent answers at the timeout; past this margin it is wedged
+_GIB = 1 << 30
+
+
+@dataclass
+class HostContext:
+    """What every sandbox of one backend shares."""
+
+    config: LocalBackendConfig
+    caps: Capabilities
+    agent_file: Path
+
+
+class LocalSandbox:
+    """Starts, serves and tears down one sandbox. ``record`` is what callers see."""
+
+    def __init__(self, record: Sandbox, request: CreateSandboxRequest, host: HostContext, slot_hint: int) -> None:
+        self.record = record
+        self.request = request
+        self.host = host
+        self.slot_hint = slot_hint
+        self.slot: slots.Slot | None = None
+        self.cgroup: SandboxCgroup | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.link: AgentLink | None = None
+        self.ready_task: asyncio.Task[None] | None = None
+
+    # -- paths --------------------------------------------------------------------------------
+
+    @property
+    def files_dir(self) -> Path:
+        assert self.slot is not None
+        return self.slot.path / FILES_DIR
+
+    @property
+    def isolated(self) -> bool:
+        return self.host.caps.mode == "bwrap"
+
+    def areas(self) -> dict[str, str]:
+        """Sandbox path prefix → host directory, for file transfer."""
+        return {"/workspace": str(self.files_dir / "workspace"), "/tmp": str(self.files_dir / "tmp")}
+
+    def _agent_path(self, path: str) -> str:
+        """Inside bwrap paths are the sandbox's; without isolation they map onto the host directories."""
+        if self.isolated:
+            return path
+        for area, host_dir in self.areas().items():
+            if path == area or path.startswith(area + "/"):
+                return host_dir + path[len(area):]
+        return path
+
+    @property
+    def host_uid(self) -> int | None:
+        if self.slot is None or not self.host.caps.per_sandbox_uid:
+            return None
+        return self.host.config.uid_base + self.slot.number
+
+    # -- start --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Prepare the directories and cgroup, start bubblewrap and wait for the agent."""
+        self._prepare()
+        self._spawn()
+        assert self.link is not None
+        await self.link.open(self.host.config.ready_timeout_s)
+        self.record.status = SandboxStatus.RUNNING
+
+    def _prepare(self) -> None:
+        config, caps = self.host.config, self.host.caps
+        self.slot = slots.claim(config.root_dir, config.max_sandboxes, self.slot_hint)
+        self.slot.write_owner(self.record.id)
+        disk_bytes = int(self.request.disk_size_gb * _GIB)
+        self.files_dir.mkdir()
+        if caps.tmpfs:
+            mount_tmpfs(self.files_dir, disk_bytes)
+        owner = (self.host_uid, self.host_uid) if self.host_uid is not None else None
+        for name, mode in (("workspace", 0o755), ("tmp", 0o1777)):
+            path = self.files_dir / name
+            path.mkdir()
+            path.chmod(mode)
+            if owner:
+                os.chown(path, *owner)
+        etc = self.slot.path / "etc"
+        etc.mkdir()
+        for name, text in etc_files().items():
+            (etc / name).write_text(text)
+            (etc / name).chmod(0o644)
+        if caps.cgroups is not None:
+            limits = Limits(int(self.request.memory_gb * _GIB), self.request.max_processes, self.request.cpu_cores)
+            self.cgroup = caps.cgroups.create(self.slot.cgroup_name, limits)
+
+    def _agent_config(self) -> dict[str, object]:
+        caps, request = self.host.caps, self.request
+        workspace, tmp = self._agent_path("/workspace"), self._agent_path("/tmp")
+        env = {"PATH": SANDBOX_PATH, "HOME": workspace, "TMPDIR": tmp, "LANG": "C.UTF-8", "USER": "sandbox",
+               **request.environment_vars, **request.secrets}
+        rlimits: dict[str, int] = {"CORE": 0, "FSIZE": int(request.disk_size_gb * _GIB)}
+        controllers = caps.cgroups.controllers if caps.cgroups else ()
+        if "memory" not in controllers:
+            rlimits["AS"] = max(int(request.memory_gb * _GIB), 256 << 20)
+        if "pids" not in controllers and self.host_uid is not None:
+            rlimits["NPROC"] = request.max_processes
+        return {"env": env, "rlimits": rlimits, "max_output": self.host.config.max_output_bytes,
+                "cwd": workspace, "own_pid_namespace": self.isolated, "start_command": request.start_command}
+
+    def _spawn(self) -> None:
+        assert self.slot is not None
+        config, caps = self.host.config, self.host.caps
+        agent_json = json.dumps(self._agent_config(), separators=(",", ":"))
+        plan = LaunchPlan(
+            bwrap=caps.bwrap or "bwrap", python=config.python, agent_file=self.host.agent_file,
+            files_dir=self.files_dir, etc_dir=self.slot.path / "etc",
+            network=self.request.network_access, host_uid=self.host_uid, setpriv=caps.setpriv,
+            disable_userns=caps.disable_userns,
+            cgroup_procs=self.cgroup.procs_files if self.cgroup is not None else [],
+        )
+        seccomp_fd = seccomp_memfd(caps.seccomp_filter) if self.isolated and caps.seccomp_filter else None
+        plan.seccomp_fd = seccomp_fd
+        if self.isolated:
+            argv = launcher_args(plan, agent_command(plan, agent_json))
+        else:
+            argv = [config.python, "-I", "-S", str(self.host.agent_file), agent_json]
+        try:
+            with open(self.slot.path / "agent.log", "wb") as log:
+                # A new session keeps a terminal's Ctrl-C away from sandboxes; bwrap's
+                # die-with-parent still ties them to this process.
+                self.process = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env={"PATH": "/usr/bin:/bin"},
+                    pass_fds=() if seccomp_fd is None else (seccomp_fd,), start_new_session=True,
+                    cwd=self.files_dir / "workspace",
+                )
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        self.link = AgentLink(self.process)
+
+    # -- use ----------------------------------------------------------------------------------
+
+    async def wait_ready(self) -> None:
+        if self.record.status in (SandboxStatus.TERMINATED, SandboxStatus.TIMEOUT):
+            raise SandboxNotRunningError(f"sandbox {self.record.id} was deleted ({self.record.status.value})")
+        assert self.ready_task is not None
+        await asyncio.shield(self.ready_task)
+
+    async def execute(self, command: str, timeout: float, working_dir: str | None,
+                      env: dict[str, str] | None) -> CommandResponse:
+        await self.wait_ready()
+        assert self.link is not None
+        size = len(command.encode())
+        if size > self.host.config.max_command_bytes:
+            raise SandboxError(f"the command has {size} bytes, over max_command_bytes="
+                               f"{self.host.config.max_command_bytes}: upload it as a file and run that")
+        before = self.cgroup.oom_kills() if self.cgroup else 0
+        cwd = self._agent_path(working_dir) if working_dir else None
+        request = {"command": command, "timeout": timeout, "cwd": cwd, "env": env or {}}
+        try:
+            reply = await self.link.call(request, timeout + _AGENT_MARGIN_S)
+        except AgentGone:
+            raise self.lost_error(before) from None
+        except asyncio.TimeoutError:
+            self.record.status = SandboxStatus.ERROR
+            self.record.error_message = "the agent stopped answering"
+            raise SandboxNotRunningError(f"sandbox {self.record.id} stopped answering") from None
+        if "error" in reply:
+            if reply.get("kind") == "not_found":
+                raise SandboxFileNotFoundError(reply["error"])
+            raise SandboxError(reply["error"])
+        oom = (not reply["timed_out"] and reply["exit_code"] == 137
+               and self.cgroup is not None and self.cgroup.oom_kills() > before)
+        return CommandResponse(
+            stdout=reply["stdout"], stderr=reply["stderr"], exit_code=reply["exit_code"],
+            timed_out=reply["timed_out"], oom_killed=oom, truncated=reply["truncated"], duration_s=reply["duration_s"],
+        )
+
+    def lost_error(self, oom_before: int = 0) -> SandboxError:
+        """The error for a sandbox whose agent vanished: deleted, OOM-killed, or crashed."""
+        if self.record.status in (SandboxStatus.TERMINATED, SandboxStatus.TIMEOUT):
+            return SandboxNotRunningError(f"sandbox {self.record.id} was deleted ({self.record.status.value})")
+        self.record.status = SandboxStatus.ERROR
+        if self.cgroup is not None and self.cgroup.oom_kills() > oom_before:
+            self.record.error_message = "killed for memory"
+            return SandboxOOMError(f"sandbox {self.record.id} ran out of memory and its agent was killed")
+        self.record.error_message = "the agent exited"
+        return SandboxNotRunningError(f"sandbox {self.record.id} stopped: its agent exited")
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        await self.wait_ready()
+        root, parts = files.split_sandbox_path(path, self.areas(), "/workspace")
+        owner = (self.host_uid, self.host_uid) if self.host_uid is not None else None
+        await asyncio.to_thread(files.write_file, root, parts, path, data, owner)
+
+    async def read_file(self, path: str, max_bytes: int) -> bytes:
+        await self.wait_ready()
+        root, parts = files.split_sandbox_path(path, self.areas(), "/workspace")
+        return await asyncio.to_thread(files.read_file, root, parts, path, max_bytes)
+
+    # -- end ----------------------------------------------------------------------------------
+
+    async def stop(self, reason: str) -> None:
+        """Fail calls in flight with ``reason``, kill everything and remove every trace on the host."""
+        if self.link is not None:
+            self.link.abort(reason)
+            if not self.isolated:  # the unisolated agent kills its commands when its stdin closes
+                self.link.close()
+        await asyncio.to_thread(self.teardown)
+        if self.link is not None:
+            self.link.close()
+
+    def teardown(self, graceful_s: float = 1.0) -> None:
+        """Kill everything and remove every trace on the host: blocking, thread-safe, safe to call twice and on
+        a half-started sandbox. Without isolation the agent gets ``graceful_s`` to kill its commands."""
+        if self.process is not None:
+            self._stop_process(graceful_s)
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            slots.release(slot, slot.path / FILES_DIR, self.host.caps.cgroups)
+
+    def _stop_process(self, graceful_s: float) -> None:
+        process = self.process
+        assert process is not None
+        if self.isolated:
+            # Kill the pid namespace's init (bwrap's child): the kernel kills the whole namespace and bwrap
+            # reaps it. Ending it any other way lets bwrap exit first and leave that init a zombie of pid 1.
+            for child in _children(process.pid):
+                _kill(child)
+            graceful_s = 2.0
+        try:
+            process.wait(timeout=graceful_s)
+            return
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+__all__ = ["LocalSandbox", "HostContext", "FILES_DIR"]
