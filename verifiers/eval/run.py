@@ -94,7 +94,7 @@ async def run_eval(config: EvalConfig, run_dir: Path | None = None, resume: bool
     base = {"config": config.model_dump(mode="json"), "env_id": config.env_id, "env_args": config.env_args,
             "model": config.model, "base_url": config.api_base_url, "num_examples": len(rows) // config.rollouts_per_example,
             "rollouts_per_example": config.rollouts_per_example, "sampling_args": config.merged_sampling_args(),
-            "date": started.isoformat(), "version_info": version_info(type(env).__module__)}
+            "date": started.isoformat(), "version_info": version_info(parse_env_id(config.env_id).module)}
     _write_metadata(run_dir, {**base, "status": "running"})
     progress_total, progress_done = len(rows), len(done)
     if on_progress:

@@ -32,3 +32,12 @@ def test_table_and_summary() -> None:
     assert (summary["num_scored"], summary["num_masked"], summary["avg_error"]) == (4, 4, 0.5)
     assert summary["pass_at_k"] == {"1": pytest.approx(0.25), "2": pytest.approx(0.5), "4": 1.0}
     assert error_counts(outputs) == {"reward function: f": 4, "rollout: ModelError": 4}
+
+
+def test_package_info_names_the_environment_distribution() -> None:
+    from verifiers.eval.metadata import package_info
+
+    pytest.importorskip("reverse_text")
+    info = package_info("reverse_text")
+    assert info["distribution"] == "reverse-text" and info["version"] == "0.1.0"
+    assert package_info("no_such_module_xyz")["distribution"] is None
