@@ -54,10 +54,13 @@ def error_counts(outputs: list[dict[str, Any]]) -> dict[str, int]:
 
 def package_info(module: str) -> dict[str, Any]:
     """The installed distribution that provides ``module``: name, version, and how it was installed."""
-    dists = importlib.metadata.packages_distributions().get(module.split(".")[0], [])
-    if not dists:
+    top = module.split(".")[0]
+    dists = importlib.metadata.packages_distributions().get(top, [])
+    try:
+        # Editable installs map no module to their distribution; environment packages are named after it.
+        dist = importlib.metadata.distribution(dists[0] if dists else top.replace("_", "-"))
+    except importlib.metadata.PackageNotFoundError:
         return {"module": module, "distribution": None, "version": None}
-    dist = importlib.metadata.distribution(dists[0])
     info: dict[str, Any] = {"module": module, "distribution": dist.metadata["Name"], "version": dist.version}
     direct_url = dist.read_text("direct_url.json")
     if direct_url:
