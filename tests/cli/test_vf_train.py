@@ -1,0 +1,52 @@
+"""``vf-train``: options generated from the config, and bad input refused before any trainer starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.vf_train import app
+from trainer_adapter.config import flat_fields
+from trainer_adapter.train.sft import SFTConfig
+
+runner = CliRunner()
+
+
+def test_every_config_field_is_an_option_with_its_help() -> None:
+    result = runner.invoke(app, ["sft", "--help"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0
+    for field in flat_fields(SFTConfig):
+        flag = "--" + ".".join(p.replace("_", "-") for p in field.path.split("."))
+        assert flag in result.output
+        assert field.description.split(";")[0][:40] in result.output
+
+
+def test_group_lists_sft() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0 and "sft" in result.output
+
+
+@pytest.mark.parametrize(
+    ("toml", "args", "message"),
+    [
+        ("max_steps = 5\n", [], "data: Field required"),
+        ('[data]\nenv = "arithmetic"\n', ["--optimizer.lr", "-1"], "optimizer.lr: Input should be greater than 0"),
+        ('[data]\nenv = "arithmetic"\nbogus = 1\n', [], "data.bogus: Extra inputs are not permitted"),
+        ("[data\n", [], "is not valid TOML"),
+    ],
+)
+def test_bad_config_exits_2_with_a_message(tmp_path: Path, toml: str, args: list[str], message: str) -> None:
+    path = tmp_path / "sft.toml"
+    path.write_text(toml)
+    result = runner.invoke(app, ["sft", str(path), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_missing_config_file_and_unknown_option(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["sft", str(tmp_path / "none.toml")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    result = runner.invoke(app, ["sft", str(tmp_path / "none.toml"), "--optimizer.lrr", "1"])
+    assert result.exit_code == 2 and "No such option" in result.output

@@ -1,0 +1,91 @@
+"""The vLLM command line the launcher builds, its CLI, and how a server that cannot start is reported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainer_adapter.inference.errors import InferenceServerError
+from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
+from verifiers.errors import UsageError
+
+
+def flag(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_argv_sets_the_weight_extension_routes_and_processed_logprobs() -> None:
+    argv = InferenceConfig(model="/m", port=8123, served_model_name="tiny", extra_args=["--max-logprobs", "5"]).argv()
+    assert flag(argv, "--worker-extension-cls") == "trainer_adapter.inference.weight_worker.WeightUpdateWorker"
+    assert flag(argv, "--middleware") == "trainer_adapter.inference.weight_routes.WeightRoutes"
+    assert flag(argv, "--logprobs-mode") == "processed_logprobs"
+    assert (flag(argv, "--model"), flag(argv, "--port"), flag(argv, "--served-model-name")) == ("/m", "8123", "tiny")
+    assert "--enforce-eager" in argv and argv[-2:] == ["--max-logprobs", "5"]
+    assert "--gpu-memory-utilization" not in argv
+    assert InferenceConfig(model="/m", kv_cache_gib=3).env() == {"VLLM_CPU_KVCACHE_SPACE": "3"}
+
+
+@pytest.mark.parametrize(
+    "extra", [["--logprobs-mode", "raw_logprobs"], ["--port=1"], ["--worker-extension-cls", "x.Y"]]
+)
+def test_extra_args_cannot_override_what_the_launcher_owns(extra: list[str]) -> None:
+    with pytest.raises(UsageError, match="may not set"):
+        InferenceConfig(model="/m", extra_args=extra).argv()
+
+
+@pytest.mark.parametrize("bad", [{"port": 0}, {"dtype": "int8"}, {"kv_cache_gib": 0}, {"model": "/m", "typo": 1}])
+def test_bad_settings_are_rejected(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        InferenceConfig(**{"model": "/m", **bad})
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trainer_adapter.inference.vllm_server", *args],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_cli_dry_run_prints_the_vllm_command(tmp_path: Path) -> None:
+    config = tmp_path / "inference.toml"
+    config.write_text('model = "/models/tiny"\nport = 8555\n')
+    result = run_cli("--config", str(config), "port=8556", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "-m vllm.entrypoints.openai.api_server --model /models/tiny" in result.stdout
+    assert "--port 8556" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["modle=/m"], "did you mean 'model'"), (["port=8000"], "model"), (["model=/m", "port=-1"], "port")],
+)
+def test_cli_reports_bad_settings(args: list[str], message: str) -> None:
+    result = run_cli(*args, "--dry-run")
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_help_lists_every_setting() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for name in InferenceConfig.model_fields:
+        assert name in result.stdout
+
+
+def test_a_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:
+    # This interpreter has no vLLM: the child exits at once, and start() says so instead of waiting.
+    log = tmp_path / "vllm.log"
+    server = InferenceServer(InferenceConfig(model="/m", port=8557), python=sys.executable, log_path=log)
+    with pytest.raises(InferenceServerError, match="exited with code 1"):
+        server.start(timeout=60)
+    assert "vllm" in log.read_text()
+    server.stop()  # already gone: a no-op
+    with pytest.raises(InferenceServerError, match="already launched"):
+        server.launch()
+
+
+def test_waiting_before_launching_is_an_error() -> None:
+    with pytest.raises(InferenceServerError, match="launch"):
+        InferenceServer(InferenceConfig(model="/m")).wait_ready(1)

@@ -1,0 +1,100 @@
+"""The difficulty buffer: pools, uniform-group and online filters, sampling shares, newest-first pops."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from pydantic import ValidationError
+
+from trainer_adapter.orchestrator.buffer import BufferConfig, DifficultyBuffer
+from trainer_adapter.orchestrator.rollouts import Rollout, RolloutGroup
+
+
+def _group(example_id: int, rewards: list[float], version: int = 0) -> RolloutGroup:
+    return RolloutGroup(example_id, [Rollout(r, []) for r in rewards], version)
+
+
+def test_uniform_groups_are_dropped_and_counted() -> None:
+    buffer = DifficultyBuffer(range(4), BufferConfig())
+    assert buffer.add(_group(0, [1.0, 1.0])) is False
+    assert buffer.add(_group(1, [0.0, 0.0, 0.0])) is False
+    assert buffer.add(_group(2, [0.3, 0.3])) is False
+    assert buffer.add(_group(3, [0.0, 1.0])) is True
+    assert buffer.filtered == Counter(uniform=3)
+    assert [g.example_id for g in buffer.groups] == [3]
+
+
+def test_uniform_groups_kept_when_asked() -> None:
+    buffer = DifficultyBuffer([0], BufferConfig(drop_uniform_groups=False))
+    assert buffer.add(_group(0, [1.0, 1.0])) is True
+
+
+def test_thresholds_file_examples_and_online_filter_drops_them() -> None:
+    config = BufferConfig(easy_threshold=0.75, hard_threshold=0.25, online_filter=True)
+    buffer = DifficultyBuffer(range(4), config)
+    assert buffer.add(_group(0, [1.0, 1.0, 1.0, 0.0])) is False  # mean 0.75: easy (inclusive)
+    assert buffer.add(_group(1, [0.0, 0.0, 0.0, 1.0])) is False  # mean 0.25: hard (inclusive)
+    assert buffer.add(_group(2, [0.0, 1.0])) is True  # normal
+    assert buffer.pools() == {"easy": [0], "normal": [2, 3], "hard": [1]}
+    assert buffer.filtered == Counter(easy=1, hard=1)
+
+
+def test_without_online_filter_classified_groups_still_train() -> None:
+    buffer = DifficultyBuffer(range(2), BufferConfig(easy_threshold=0.5))
+    assert buffer.add(_group(0, [1.0, 0.0])) is True
+    assert buffer.difficulty[0] == "easy"
+
+
+def test_sample_problems_honours_shares_and_falls_back_to_normal() -> None:
+    config = BufferConfig(easy_threshold=0.9, hard_threshold=0.1, easy_fraction=0.25, hard_fraction=0.25)
+    buffer = DifficultyBuffer(range(10), config, seed=1)
+    buffer.difficulty.update({0: "easy", 1: "hard"})
+    picked = buffer.sample_problems(8)
+    assert len(picked) == 8
+    assert picked.count(0) == 2 and picked.count(1) == 2
+    assert all(p in range(2, 10) for p in picked[4:])
+    buffer.difficulty[0] = "normal"  # empty easy pool: its share comes from normal
+    picked = buffer.sample_problems(8)
+    assert picked[:2] == [1, 1] and len(picked) == 8
+    assert all(p != 1 for p in picked[2:])
+
+
+def test_sample_problems_is_seeded() -> None:
+    a = DifficultyBuffer(range(100), BufferConfig(), seed=3).sample_problems(20)
+    b = DifficultyBuffer(range(100), BufferConfig(), seed=3).sample_problems(20)
+    assert a == b
+
+
+def test_pop_takes_newest_whole_groups_that_fit() -> None:
+    buffer = DifficultyBuffer(range(3), BufferConfig())
+    for i in range(3):
+        buffer.add(_group(i, [0.0, 1.0, 0.5]))
+    taken = buffer.pop(7)
+    assert [g.example_id for g in taken] == [2, 1]
+    assert buffer.num_rollouts == 3
+    assert buffer.pop(2) == []
+
+
+def test_state_round_trips() -> None:
+    buffer = DifficultyBuffer(range(3), BufferConfig(easy_threshold=0.5))
+    buffer.add(_group(1, [1.0, 1.0]))
+    again = DifficultyBuffer(range(3), BufferConfig())
+    again.load_state_dict(buffer.state_dict())
+    assert again.difficulty == {0: "normal", 1: "easy", 2: "normal"}
+    assert again.filtered == Counter(uniform=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"easy_fraction": 0.7, "hard_fraction": 0.4}, {"easy_threshold": 0.2, "hard_threshold": 0.5},
+     {"easy_fraction": -0.1}, {"typo": True}],
+)
+def test_bad_config_is_rejected(kwargs: dict) -> None:
+    with pytest.raises(ValidationError):
+        BufferConfig(**kwargs)
+
+
+def test_empty_buffer_is_rejected() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        DifficultyBuffer([], BufferConfig())

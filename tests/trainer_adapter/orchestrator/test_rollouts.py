@@ -1,0 +1,68 @@
+"""Rollout groups from real ``env.generate`` results against the scripted server (public SDK API only)."""
+
+from __future__ import annotations
+
+import pytest
+
+import verifiers as vf
+from trainer_adapter.orchestrator.advantages import assign_advantages, compute_advantages
+from trainer_adapter.orchestrator.rollouts import groups_from_results
+
+SAMPLING = {"logprobs": True, "max_tokens": 64, "extra_body": {"return_token_ids": True}}
+
+
+@pytest.fixture(scope="module")
+def env():
+    return vf.load_environment("reverse-text", num_train_examples=6, num_eval_examples=0)
+
+
+async def _generate(env, serve, client_for, policy: str, examples: int, group_size: int):
+    rows = [dict(env.get_dataset()[i]) for i in range(examples) for _ in range(group_size)]
+    client = client_for(serve(policy))
+    return await env.generate(rows, client, "scripted", SAMPLING)
+
+
+async def test_groups_keep_server_tokens_rewards_and_version(env, serve, client_for) -> None:
+    results = await _generate(env, serve, client_for, "reverse:0.5", examples=3, group_size=4)
+    grouped = groups_from_results(results, policy_version=7)
+    assert grouped.failed == 0
+    assert [g.example_id for g in grouped.groups] == [0, 1, 2]
+    for group in grouped.groups:
+        assert group.policy_version == 7 and len(group.rollouts) == 4
+        for rollout in group.rollouts:
+            (sample,) = rollout.samples
+            assert sample.completion_ids and all(sample.completion_mask)
+            assert len(sample.completion_logprobs) == len(sample.completion_ids)
+    first_state_tokens = results.state[0]["trajectory"][0]["tokens"]
+    assert grouped.groups[0].rollouts[0].samples[0].completion_ids == first_state_tokens["completion_ids"]
+    assert [r.reward for g in grouped.groups for r in g.rollouts] == results.reward
+
+
+async def test_errored_rollouts_are_dropped_and_counted(env, serve, client_for) -> None:
+    results = await _generate(env, serve, client_for, "reverse", examples=1, group_size=3)
+    results["outputs"][1]["error"] = "ModelError"
+    grouped = groups_from_results(results, policy_version=0)
+    assert grouped.failed == 1
+    assert len(grouped.groups[0].rollouts) == 2
+
+
+def test_mismatched_results_are_rejected() -> None:
+    class Results(dict):
+        state: list = []
+
+    with pytest.raises(ValueError, match="1 outputs but 0 states"):
+        groups_from_results(Results(outputs=[{"reward": 1.0}]), policy_version=0)
+
+
+def test_advantage_is_reward_minus_group_mean() -> None:
+    assert compute_advantages([1.0, 0.0, 0.0, 1.0]) == [0.5, -0.5, -0.5, 0.5]
+    assert compute_advantages([0.2, 0.5, 0.8]) == pytest.approx([-0.3, 0.0, 0.3])
+    assert compute_advantages([3.0]) == [0.0]
+    assert compute_advantages([]) == []
+
+
+async def test_assign_advantages_sets_every_rollout(env, serve, client_for) -> None:
+    results = await _generate(env, serve, client_for, "reverse:0.5", examples=1, group_size=4)
+    group = assign_advantages(groups_from_results(results, 0).groups[0])
+    mean = sum(group.rewards) / 4
+    assert [r.advantage for r in group.rollouts] == pytest.approx([r - mean for r in group.rewards])

@@ -1,0 +1,1 @@
+"""Trainer adapter: asynchronous RL and SFT over verifiers environments."""

@@ -1,0 +1,1 @@
+"""Inference for the trainer: vLLM with in-flight weight updates."""

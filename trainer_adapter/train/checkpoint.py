@@ -1,0 +1,95 @@
+"""Checkpoints with torch distributed checkpoint (DCP): every rank writes its own shards.
+
+A checkpoint is ``<root>/step_<n>/`` holding the model and optimizer shards and
+``progress.json``. It is written under a temporary name and renamed by rank 0 once every
+rank has finished, so a folder named ``step_<n>`` is always complete: a trainer killed
+mid-write (even with ``kill -9``) leaves only a temporary folder, which is ignored and
+cleared by the next save. The learning-rate schedule and the data order are functions of
+the step, so the step is all the progress there is to keep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from pydantic import BaseModel, ConfigDict, Field
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+from trainer_adapter.errors import CheckpointError
+from trainer_adapter.train.distributed import World
+
+
+class CheckpointConfig(BaseModel):
+    """When to write checkpoints, how many to keep, and whether to resume from them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    every: int = Field(0, ge=0, description="Write a checkpoint every this many steps (0: only at the end).")
+    keep: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
+    resume: bool = Field(True, description="Continue from the newest checkpoint in the output folder, if any.")
+
+
+_STEP_DIR = re.compile(r"^step_(\d+)$")
+_PROGRESS = "progress.json"
+
+
+def checkpoint_steps(root: Path) -> list[int]:
+    """Steps of the complete checkpoints under ``root``, ascending."""
+    if not root.is_dir():
+        return []
+    steps = [int(m.group(1)) for p in root.iterdir() if (m := _STEP_DIR.match(p.name)) and (p / _PROGRESS).is_file()]
+    return sorted(steps)
+
+
+def save_checkpoint(
+    root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, world: World, keep: int = 2,
+    progress: dict[str, Any] | None = None,
+) -> Path:
+    """Write ``root/step_<step>`` from every rank; keep only the newest ``keep`` checkpoints."""
+    final = root / f"step_{step}"
+    tmp = root / f".step_{step}.tmp"
+    if world.is_main:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    dist.barrier()
+    model_state, optim_state = get_state_dict(model, optimizer)
+    dcp.save({"model": model_state, "optimizer": optim_state}, checkpoint_id=str(tmp))
+    dist.barrier()
+    if world.is_main:
+        (tmp / _PROGRESS).write_text(json.dumps({"step": step, **(progress or {})}))
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+        for old in checkpoint_steps(root)[:-keep] if keep > 0 else []:
+            shutil.rmtree(root / f"step_{old}", ignore_errors=True)
+    dist.barrier()
+    return final
+
+
+def load_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """Load a checkpoint folder into the (already sharded) model and optimizer; returns its progress."""
+    progress_file = path / _PROGRESS
+    if not progress_file.is_file():
+        raise CheckpointError(f"{path} is not a complete checkpoint (no {_PROGRESS})")
+    model_state, optim_state = get_state_dict(model, optimizer)
+    state = {"model": model_state, "optimizer": optim_state}
+    dcp.load(state, checkpoint_id=str(path))
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"])
+    progress: dict[str, Any] = json.loads(progress_file.read_text())
+    return progress
+
+
+def latest_checkpoint(root: Path) -> Path | None:
+    """The newest complete checkpoint under ``root``, if any."""
+    steps = checkpoint_steps(root)
+    return root / f"step_{steps[-1]}" if steps else None
+
+
+__all__ = ["CheckpointConfig", "checkpoint_steps", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]

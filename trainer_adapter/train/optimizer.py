@@ -1,0 +1,62 @@
+"""AdamW, its learning-rate schedule and gradient clipping.
+
+The schedule is a function of the step (linear warm-up, then constant or cosine decay),
+so a resumed run needs no scheduler state.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class OptimizerConfig(BaseModel):
+    """AdamW and its schedule."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lr: float = Field(2e-3, gt=0, description="Peak learning rate (2e-3 suits the tiny model).")
+    betas: tuple[float, float] = Field((0.9, 0.95), description="AdamW's moment decay rates.")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW's decoupled weight decay.")
+    max_grad_norm: float = Field(1.0, gt=0, description="Gradients are clipped to this global L2 norm.")
+    warmup_steps: int = Field(10, ge=0, description="Steps of linear warm-up from 0 to lr.")
+    schedule: Literal["constant", "cosine"] = Field("cosine", description="After warm-up: keep lr, or cosine-decay it.")
+    min_lr_ratio: float = Field(0.1, ge=0, le=1, description="Cosine decay ends at lr × this.")
+
+
+def build_optimizer(model: torch.nn.Module, config: OptimizerConfig) -> torch.optim.AdamW:
+    """AdamW over the model's parameters (sharded ones included)."""
+    # foreach=False: the per-parameter path works with FSDP2's DTensors on every backend.
+    return torch.optim.AdamW(
+        model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay, foreach=False
+    )
+
+
+def lr_at(step: int, total_steps: int, config: OptimizerConfig) -> float:
+    """The learning rate of optimizer step ``step`` (0-based) in a run of ``total_steps``."""
+    if step < config.warmup_steps:
+        return config.lr * (step + 1) / config.warmup_steps
+    if config.schedule == "constant":
+        return config.lr
+    span = max(total_steps - config.warmup_steps, 1)
+    progress = min((step - config.warmup_steps) / span, 1.0)
+    floor = config.lr * config.min_lr_ratio
+    return floor + (config.lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+
+
+def clip_gradients(model: torch.nn.Module, max_norm: float) -> float:
+    """Clip to ``max_norm`` and return the norm before clipping (over all ranks' shards)."""
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    full = getattr(norm, "full_tensor", None)  # a DTensor under FSDP2
+    return float(full() if full is not None else norm)
+
+
+__all__ = ["OptimizerConfig", "build_optimizer", "clip_gradients", "lr_at", "set_lr"]

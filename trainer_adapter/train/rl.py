@@ -1,0 +1,130 @@
+"""The RL trainer process: wait for a step's batch, take one optimizer step with the IcePop loss, publish weights.
+
+Step n (0-based) trains the weights of version n on ``rollouts/step_<n>/rank_<r>.json``
+(written by the orchestrator, see :mod:`trainer_adapter.transport`) and produces version
+n+1, exported to ``weights/step_<n+1>/`` (a Hugging Face folder renamed into place, which
+the orchestrator hands to the inference servers' ``/update_weights``). The trainer never
+waits for rollouts beyond the batch it needs: how far the orchestrator may run ahead is
+the orchestrator's ``max_async_level``. ``time/wait_for_batch`` is the trainer's idle time.
+
+Run under torchrun (one process per rank)::
+
+    torchrun --nproc-per-node 2 -m trainer_adapter.train.rl rl_trainer.toml
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from pydantic import BaseModel, ConfigDict, Field
+
+from trainer_adapter.config import load_config, parse_override
+from trainer_adapter.loss import LossConfig
+from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.orchestrator.packing import MicroBatch
+from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.distributed import World, all_reduce_sum, close_distributed, init_distributed, shard_model
+from trainer_adapter.train.export import export_weights
+from trainer_adapter.train.forward import trainable_tokens
+from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
+from trainer_adapter.train.rl_step import rl_backward
+from trainer_adapter.transport import remove_steps_before, wait_for_step
+
+
+class RLTrainerConfig(BaseModel):
+    """The RL trainer: model, optimizer, loss, checkpoints, length, and where batches and weights live."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The model to train.")
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig, description="AdamW and its schedule.")
+    loss: LossConfig = Field(default_factory=LossConfig, description="The IcePop mask.")
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints and resume.")
+    max_steps: int = Field(20, gt=0, description="Optimizer steps in the run.")
+    output_dir: Path = Field(Path("outputs/rl"), description="Shared run folder: batches in, weights and metrics out.")
+    batch_timeout_s: float = Field(600.0, gt=0, description="Give up when a step's batch has not come after this.")
+    keep_weights: int = Field(4, ge=1, description="Newest exported weight folders kept (older ones are deleted).")
+    num_processes: int = Field(1, gt=0, description="Trainer ranks on this machine (torchrun --nproc-per-node).")
+    threads_per_process: int = Field(1, gt=0, description="CPU threads per rank.")
+
+
+def run_rl_trainer(config: RLTrainerConfig) -> Path:
+    """Train ``max_steps`` steps from the batches in ``output_dir``; returns the last weights folder."""
+    world = init_distributed()
+    torch.set_num_threads(config.threads_per_process)
+    model, tokenizer = load_model(config.model)
+    shard_model(model, world)
+    optimizer = build_optimizer(model, config.optimizer)
+    root = config.output_dir
+    checkpoints = root / "checkpoints"
+    latest = latest_checkpoint(checkpoints) if config.checkpoint.resume else None
+    start = int(load_checkpoint(latest, model, optimizer)["step"]) if latest else 0
+    weights = root / "weights" / f"step_{start}"
+    for step in range(start, config.max_steps):
+        started = time.perf_counter()
+        micro_batches = wait_for_step(root, step, world.rank, config.batch_timeout_s)
+        waited = time.perf_counter() - started
+        step_tokens = int(all_reduce_sum(trainable_tokens(micro_batches), world))
+        metrics = rl_backward(model, micro_batches, step_tokens, config.loss, world)
+        grad_norm = clip_gradients(model, config.optimizer.max_grad_norm)
+        lr = lr_at(step, config.max_steps, config.optimizer)
+        set_lr(optimizer, lr)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        weights = export_weights(model, tokenizer, root / "weights" / f"step_{step + 1}", world)
+        lag = _max_off_policy_steps(step, micro_batches, world)
+        if world.is_main:
+            remove_steps_before(root, step + 1)
+            _prune(root / "weights", config.keep_weights)
+            line = {"step": step + 1, **metrics, "grad_norm": grad_norm, "lr": lr, "off_policy_max": lag,
+                    "time/wait_for_batch": waited, "time/step": time.perf_counter() - started}
+            _log(root / "trainer_metrics.jsonl", line)
+        done = step + 1
+        if config.checkpoint.every and done % config.checkpoint.every == 0:
+            save_checkpoint(checkpoints, done, model, optimizer, world, config.checkpoint.keep)
+    return weights
+
+
+def _max_off_policy_steps(step: int, micro_batches: list[MicroBatch], world: World) -> int:
+    """How far the oldest sample of the step (on any rank) lags the weights it trained."""
+    versions = [v for mb in micro_batches for v in mb.policy_versions]
+    lag = torch.tensor([step - min(versions) if versions else 0], device=world.device)
+    dist.all_reduce(lag, op=dist.ReduceOp.MAX)
+    return int(lag.item())
+
+
+def _prune(folder: Path, keep: int) -> None:
+    steps = sorted(int(p.name.removeprefix("step_")) for p in folder.glob("step_*") if p.name[5:].isdigit())
+    for old in steps[:-keep]:
+        shutil.rmtree(folder / f"step_{old}", ignore_errors=True)
+
+
+def _log(path: Path, line: dict[str, float]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in line.items()), flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m trainer_adapter.train.rl CONFIG [KEY=VALUE ...]`` (one rank; torchrun starts several)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        raise SystemExit("usage: python -m trainer_adapter.train.rl CONFIG.toml [KEY=VALUE ...]")
+    config = load_config(RLTrainerConfig, Path(args[0]), dict(parse_override(a) for a in args[1:]))
+    try:
+        run_rl_trainer(config)
+    finally:
+        close_distributed()
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["RLTrainerConfig", "main", "run_rl_trainer"]

@@ -1,0 +1,142 @@
+"""Supervised fine-tuning on prompt/completion data, with the RL trainer's stack.
+
+Same model loading, FSDP2 sharding, micro-batch packing, AdamW, clipping, checkpoints and
+weight export as RL; the loss is the mean negative log-likelihood of the completion
+tokens (token-level: every trainable token of the step weighs the same). Every rank
+packs the whole step's batch the same way and takes its share, so the token count that
+normalises the loss is known everywhere without communication.
+
+Run under torchrun (``vf-train sft CONFIG`` does it)::
+
+    torchrun --standalone --nproc-per-node 2 -m trainer_adapter.train.sft sft.toml optimizer.lr=1e-3
+
+Output folder: ``metrics.jsonl`` (one line per logged step), ``checkpoints/step_<n>/``,
+``weights/step_<n>/`` (a Hugging Face folder; the final one is written at the end).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from trainer_adapter.config import load_config, parse_override
+from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.orchestrator.packing import Sample, distribute, pack
+from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.distributed import World, all_reduce_sum, close_distributed, init_distributed, shard_model
+from trainer_adapter.train.export import export_weights
+from trainer_adapter.train.forward import MicroBatchTensors, sync_gradients_after, token_logprobs, trainable_tokens
+from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
+from trainer_adapter.train.sft_data import SFTDataConfig, load_rows, step_samples, tokenize
+
+
+class SFTConfig(BaseModel):
+    """An SFT run: model, data, optimizer, checkpoints, length and output folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The model to fine-tune.")
+    data: SFTDataConfig = Field(description="The prompt/completion data.")
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig, description="AdamW and its schedule.")
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints and resume.")
+    max_steps: int = Field(300, gt=0, description="Optimizer steps in the run.")
+    output_dir: Path = Field(Path("outputs/sft"), description="Folder for metrics, checkpoints and weights.")
+    log_every: int = Field(10, gt=0, description="Write a metrics line every this many steps.")
+    num_processes: int = Field(1, gt=0, description="Trainer ranks on this machine (torchrun --nproc-per-node).")
+    threads_per_process: int = Field(
+        1, gt=0, description="CPU threads per rank; more than the free cores makes torch's threads spin and crawl."
+    )
+
+
+def run_sft(config: SFTConfig) -> Path:
+    """Train; returns the final weights folder. Every rank calls it (inside a process group)."""
+    world = init_distributed()
+    torch.set_num_threads(config.threads_per_process)
+    model, tokenizer = load_model(config.model)
+    samples = [tokenize(tokenizer, prompt, completion) for prompt, completion in load_rows(config.data)]
+    shard_model(model, world)
+    optimizer = build_optimizer(model, config.optimizer)
+    root = config.output_dir
+    start = _resume(root / "checkpoints", model, optimizer, config.checkpoint, world)
+    metrics_file = root / "metrics.jsonl"
+    if world.is_main:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "run_config.json").write_text(config.model_dump_json(indent=2))
+    for step in range(start, config.max_steps):
+        started = time.perf_counter()
+        batch = step_samples(samples, config.data.batch_size, step, config.data.seed)
+        loss, tokens = _train_step(model, batch, config.data.seq_len, world)
+        grad_norm = clip_gradients(model, config.optimizer.max_grad_norm)
+        lr = lr_at(step, config.max_steps, config.optimizer)
+        set_lr(optimizer, lr)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        done = step + 1
+        if world.is_main and (done % config.log_every == 0 or done == config.max_steps):
+            line = {"step": done, "loss": loss, "grad_norm": grad_norm, "lr": lr, "tokens": tokens,
+                    "step_time_s": time.perf_counter() - started}
+            _log(metrics_file, line)
+        if config.checkpoint.every and done % config.checkpoint.every == 0 and done < config.max_steps:
+            save_checkpoint(root / "checkpoints", done, model, optimizer, world, config.checkpoint.keep)
+    save_checkpoint(root / "checkpoints", config.max_steps, model, optimizer, world, config.checkpoint.keep)
+    return export_weights(model, tokenizer, root / "weights" / f"step_{config.max_steps}", world)
+
+
+def _resume(
+    root: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: CheckpointConfig, world: World
+) -> int:
+    latest = latest_checkpoint(root) if config.resume else None
+    if latest is None:
+        return 0
+    progress = load_checkpoint(latest, model, optimizer)
+    if world.is_main:
+        print(f"resumed from {latest} (step {progress['step']})", flush=True)
+    return int(progress["step"])
+
+
+def _train_step(model: Any, batch: list[Sample], seq_len: int, world: World) -> tuple[float, int]:
+    """Forward/backward over this rank's micro-batches; returns (mean token NLL over all ranks, tokens)."""
+    micro_batches = pack(batch, seq_len)
+    tokens = trainable_tokens(micro_batches)
+    normalizer = max(tokens, 1) / world.world_size  # FSDP averages gradients over ranks
+    mine = distribute(micro_batches, world.world_size)[world.rank]
+    local = 0.0
+    for i, mb in enumerate(mine):
+        sync_gradients_after(model, last=i == len(mine) - 1)
+        tensors = MicroBatchTensors.from_micro_batch(mb, world.device)
+        logprobs, _ = token_logprobs(model, tensors)
+        loss = -(logprobs * tensors.loss_mask).sum() / normalizer
+        loss.backward()
+        local += loss.item()
+    return all_reduce_sum(local, world) / world.world_size, tokens
+
+
+def _log(path: Path, line: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in line.items()), flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m trainer_adapter.train.sft CONFIG [KEY=VALUE ...]`` (one rank; torchrun starts several)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        raise SystemExit("usage: python -m trainer_adapter.train.sft CONFIG.toml [KEY=VALUE ...]")
+    config = load_config(SFTConfig, Path(args[0]), dict(parse_override(a) for a in args[1:]))
+    try:
+        run_sft(config)
+    finally:
+        close_distributed()
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["SFTConfig", "main", "run_sft"]
