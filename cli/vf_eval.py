@@ -3,7 +3,8 @@
 Every option is a field of :class:`verifiers.eval.run.EvalConfig` (its help is
 the field's description). Results stream to ``results.jsonl`` in the run
 folder; ``-R/--resume [RUN_DIR]`` continues a killed run (the newest run of
-this env and model when no folder is given).
+this env and model when no folder is given). ``--push`` then puts the finished
+run on the environment's Hub leaderboard (``verifiers.eval.push``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -21,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from verifiers.errors import Error, UsageError
 from verifiers.eval.config import EvalConfig
+from verifiers.eval.push import TOKEN_VAR, PushConfig
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 _LATEST = "latest"
@@ -28,6 +31,10 @@ _LATEST = "latest"
 
 def _help(field: str) -> str:
     return EvalConfig.model_fields[field].description or ""
+
+
+def _push_help(field: str) -> str:
+    return PushConfig.model_fields[field].description or ""
 
 
 def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
@@ -75,6 +82,8 @@ def eval_command(
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
     max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+    push: bool = typer.Option(False, "--push", help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
+    hub: Optional[str] = typer.Option(None, "--hub", help=_push_help("hub")),
 ) -> None:
     """Evaluate ENV_ID with MODEL and print a summary; results go to a run folder."""
     console = Console(stderr=False)
@@ -90,6 +99,9 @@ def eval_command(
             pass_threshold=pass_threshold, independent_scoring=independent_scoring, timeout=timeout,
             max_retries=max_retries,
         )
+        push_config = PushConfig(hub=hub)
+        if push and not os.environ.get(TOKEN_VAR):
+            raise UsageError(f"--push needs an API token: set {TOKEN_VAR} (vf-hub token create --permission publish)")
         run_dir = None
         if resume is not None:
             run_dir = _latest_run(config) if resume == _LATEST else Path(resume)
@@ -107,6 +119,19 @@ def eval_command(
 
     render_summary(outputs, metadata, console)
     console.print(f"results: {run_dir / 'results.jsonl'}\nmetadata: {run_dir / 'metadata.json'}")
+    if push:
+        _push(outputs, metadata, push_config, console)
+
+
+def _push(outputs: list[dict[str, Any]], metadata: dict[str, Any], config: PushConfig, console: Console) -> None:
+    from verifiers.eval.push import push_run, summary_text
+
+    try:
+        answer = push_run(metadata, summary_text(outputs, metadata), config)
+    except Error as error:
+        console.print(f"[bold red]push failed[/] (the results above are saved): {error}")
+        raise typer.Exit(1) from None
+    console.print(f"pushed to {answer['owner']}/{answer['project']}@{answer['version']}: {answer['url']}")
 
 
 def _run_with_progress(config: EvalConfig, run_dir: Path | None, resume: bool, console: Console) -> Any:

@@ -1,7 +1,7 @@
 """``vf-hub``: run the Environments Hub, administer it, and publish and install environments.
 
 Server side: ``serve`` and ``admin ...`` (offline, on the database). Client side: ``login``,
-``push``, ``install``, ``search``, ``info``, ``yank``/``unyank``, ``token ...``; they reach the
+``push``, ``install``, ``pull``, ``search``, ``info``, ``yank``/``unyank``, ``token ...``; they reach the
 Hub at ``--hub`` or ``VF_HUB_URL``, with the token from ``--token``, ``VF_HUB_TOKEN`` or ``login``.
 """
 
@@ -236,6 +236,25 @@ def install(
     except HubError as error:
         raise _fail(error) from None
     typer.echo(f"Installed {target.name}=={target.version} from {target.hub_url}/{target.owner}")
+
+
+@app.command()
+def pull(
+    ref: Annotated[str, typer.Argument(help="OWNER/NAME or OWNER/NAME@VERSION (default: the latest version).")],
+    dest: Annotated[Path | None, typer.Option(help="Folder to create (default: ./NAME-VERSION).")] = None,
+    hub: HubOpt = None,
+    token: TokenOpt = None,
+) -> None:
+    """Download an environment's source (its sdist), check its sha256, and unpack it into a new folder."""
+    from hub_server.client.pull import pull as pull_source
+
+    try:
+        parsed = parse_env_ref(ref)
+        with _client(hub, token) as client:
+            version, folder = pull_source(client, parsed, dest)
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"Pulled {parsed.owner}/{parsed.name}@{version} into {folder}")
 
 
 @app.command()

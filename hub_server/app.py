@@ -6,16 +6,21 @@ database and one storage.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from hub_server.api import files, legacy, rest, simple
+from hub_server import web
+from hub_server.api import evals, files, legacy, rest, simple
+from hub_server.api.download_tracking import CountDownloads
+from hub_server.api.files_from_memory import FilesFromMemory
 from hub_server.context import Hub
 from hub_server.db.database import Database
 from hub_server.errors import HubError, NotAuthenticated, RateLimited
+from hub_server.services.downloads import DownloadCounter
 from hub_server.settings import Settings
 from hub_server.storage import open_storage
 
@@ -37,11 +42,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = Database(settings.resolved_database_url())
     db.migrate()
-    hub = Hub(settings=settings, db=db, storage=open_storage(settings.resolved_storage_url()))
+    storage = open_storage(settings.resolved_storage_url(), staging=settings.data_dir / "staging")
+    hub = Hub(settings=settings, db=db, storage=storage)
+    downloads = DownloadCounter(db)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        flusher = asyncio.create_task(downloads.flush_periodically())
         yield
+        flusher.cancel()
+        downloads.flush()
         db.dispose()
 
     app = FastAPI(
@@ -54,6 +64,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.hub = hub
+    app.state.downloads = downloads
+    app.add_middleware(FilesFromMemory, hub=hub)  # added first: runs inside the counter, so it counts
+    app.add_middleware(CountDownloads, counter=downloads)
 
     async def on_hub_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HubError)
@@ -67,7 +80,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # Fixed paths first: the per-owner routes ("/{owner}/...") would otherwise match them.
     app.include_router(rest.router)
+    app.include_router(evals.router)
     app.include_router(files.router)
     app.include_router(legacy.router)
     app.include_router(simple.router)
+    web.mount(app)  # last: its /{owner}/{name} pages must not shadow the fixed paths above
     return app

@@ -1,4 +1,4 @@
-"""What one app instance holds: settings, database, storage and rate limiters (no module globals)."""
+"""What one app instance holds: settings, database, storage, rate limiters, caches (no module globals)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
+from hub_server.api.blob_cache import SmallBlobs
+from hub_server.api.read_cache import ReadCache
 from hub_server.auth.credentials import token_from_header
 from hub_server.auth.principal import Principal, authenticate
 from hub_server.db.database import Database
@@ -24,10 +26,13 @@ class Hub:
     storage: Storage
     writes: RateLimiter = field(init=False)
     failed_auth: RateLimiter = field(init=False)
+    reads: ReadCache = field(init=False)
+    blobs: SmallBlobs = field(default_factory=SmallBlobs)
 
     def __post_init__(self) -> None:
         self.writes = RateLimiter(self.settings.write_rate_per_minute)
         self.failed_auth = RateLimiter(self.settings.failed_auth_per_minute)
+        self.reads = ReadCache(self.db, self.settings.read_cache_seconds)
 
     def _authenticate(self, request: Request) -> Principal | None:
         address = request.client.host if request.client else "unknown"

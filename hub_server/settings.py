@@ -39,7 +39,8 @@ class Settings(BaseSettings):
     )
     storage_url: str | None = Field(
         default=None,
-        description="Where blobs live: a folder path or file:// URL; default <data_dir>/blobs.",
+        description="Where blobs live: a folder path, a file:// URL or s3://BUCKET[/PREFIX][?endpoint_url=URL"
+        "&region=NAME&presign=SECONDS] (credentials: boto3's usual AWS_* variables); default <data_dir>/blobs.",
     )
     public_url: str | None = Field(
         default=None,
@@ -73,6 +74,12 @@ class Settings(BaseSettings):
     reserved_names: list[str] = Field(
         default_factory=lambda: ["verifiers", "pip", "setuptools", "wheel", "numpy", "torch", "openai", "requests"],
         description="Project names nobody may register (names the Hub's users install from PyPI).",
+    )
+    read_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="How long a worker may reuse an anonymous read (simple pages, 404s, file lookups); its own "
+        "writes drop the cache at once, so this bounds how long another worker's change takes to show. 0: off.",
     )
     simple_cache_seconds: int = Field(
         default=60,

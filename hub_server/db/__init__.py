@@ -2,5 +2,9 @@
 
 from hub_server.db.database import Database
 from hub_server.db.models import Base, File, Membership, Owner, Project, Release, Token, utcnow
+from hub_server.db.records import DownloadCount, EvalResult
 
-__all__ = ["Base", "Database", "File", "Membership", "Owner", "Project", "Release", "Token", "utcnow"]
+__all__ = [
+    "Base", "Database", "DownloadCount", "EvalResult", "File", "Membership", "Owner", "Project", "Release", "Token",
+    "utcnow",
+]

@@ -3,11 +3,14 @@
 Reads and writes use separate engines on SQLite: a write transaction starts with
 ``BEGIN IMMEDIATE`` so concurrent writers queue on the database lock (with a busy timeout)
 instead of failing when a read lock cannot be upgraded; reads start a plain ``BEGIN`` and, in
-WAL mode, never wait for writers. Other databases use one engine and rely on constraints.
+WAL mode, never wait for writers. Other databases (PostgreSQL: the scale path) use one pooled
+engine and rely on constraints: a unique-key conflict between workers rolls back one transaction,
+which the caller retries (see ``services/publish.py``).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,10 +24,32 @@ from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 _SQLITE_BUSY_TIMEOUT_S = 60
+# Per app worker. The ASGI thread pool runs up to 40 requests at once, each holding a connection for
+# one short transaction. Connections past pool_size are closed when returned and reopened on demand,
+# which is cheap for SQLite (kept: 40) but costs a PostgreSQL backend start, so PostgreSQL keeps 20
+# (+10 on demand): 3 workers fit its default max_connections of 100 (more: raise it, or use PgBouncer).
+_SQLITE_POOL_SIZE = 40
+_PG_POOL_SIZE = 20
+_MAX_OVERFLOW = 10
+_POOL_RECYCLE_S = 1800  # reconnect before idle-connection reapers (PgBouncer, cloud proxies) cut us off
+
+
+def server_url(url: str) -> str:
+    """``url`` with a bare ``postgresql://`` (or ``postgres://``) bound to the psycopg 3 driver the Hub ships."""
+    for bare in ("postgresql://", "postgres://"):
+        if url.startswith(bare):
+            return "postgresql+psycopg://" + url.removeprefix(bare)
+    return url
+
+
+def _server_engine(url: str) -> Engine:
+    return create_engine(server_url(url), pool_size=_PG_POOL_SIZE, max_overflow=_MAX_OVERFLOW,
+                         pool_pre_ping=True, pool_recycle=_POOL_RECYCLE_S)
 
 
 def _sqlite_engine(url: str, begin: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False})
+    engine = create_engine(url, connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
+                           pool_size=_SQLITE_POOL_SIZE, max_overflow=_MAX_OVERFLOW)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -55,9 +80,11 @@ class Database:
             self.read_engine = _sqlite_engine(url, "BEGIN")
             self.write_engine = _sqlite_engine(url, "BEGIN IMMEDIATE")
         else:
-            self.read_engine = self.write_engine = create_engine(url, pool_pre_ping=True)
+            self.read_engine = self.write_engine = _server_engine(url)
         self._read = sessionmaker(self.read_engine, expire_on_commit=False)
         self._write = sessionmaker(self.write_engine, expire_on_commit=False)
+        self._commits = itertools.count(1)
+        self.generation = 0
 
     def migrate(self) -> None:
         """Bring the schema to the newest Alembic revision (safe to call from several workers at once)."""
@@ -74,10 +101,17 @@ class Database:
             yield session
 
     @contextmanager
-    def write(self) -> Iterator[Session]:
-        """A session whose transaction commits when the block ends without error."""
+    def write(self, *, changes_reads: bool = True) -> Iterator[Session]:
+        """A session whose transaction commits when the block ends without error.
+
+        After the commit ``generation`` changes, which drops this process's cached reads (simple
+        pages, file lookups); a write that cannot change them (download tallies) passes
+        ``changes_reads=False`` and keeps them.
+        """
         with self._write() as session, session.begin():
             yield session
+        if changes_reads:
+            self.generation = next(self._commits)
 
     def dispose(self) -> None:
         """Close every pooled connection."""

@@ -8,6 +8,7 @@ is durable and complete; before, no reader can see a partial blob under the key.
 from __future__ import annotations
 
 import re
+import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import BinaryIO
@@ -15,6 +16,7 @@ from typing import BinaryIO
 from hub_server.errors import StorageError
 
 _KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")
+_STALE_STAGING_S = 24 * 3600
 
 
 def check_key(key: str) -> str:
@@ -31,8 +33,19 @@ def blob_key(sha256: str) -> str:
     return f"sha256/{sha256[:2]}/{sha256[2:4]}/{sha256}"
 
 
+def sweep_staging(folder: Path, max_age_s: float = _STALE_STAGING_S) -> None:
+    """Remove files a killed upload left in ``folder``; young ones may belong to another worker's upload."""
+    cutoff = time.time() - max_age_s
+    for leftover in folder.iterdir():
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink(missing_ok=True)
+        except FileNotFoundError:  # another worker's upload finished (or swept it) meanwhile
+            continue
+
+
 class Storage(ABC):
-    """Where the Hub's blobs live. Implementations: :class:`~hub_server.storage.local.LocalStorage`."""
+    """Where the Hub's blobs live (backends: ``LocalStorage``, a folder; ``S3Storage``, a bucket)."""
 
     @abstractmethod
     def staging_dir(self) -> Path:
@@ -47,7 +60,7 @@ class Storage(ABC):
 
     @abstractmethod
     def open(self, key: str) -> BinaryIO:
-        """Open the blob for reading; raise :class:`StorageError` if it is missing."""
+        """Open the blob for reading (seekable); raise :class:`StorageError` if it is missing."""
 
     @abstractmethod
     def exists(self, key: str) -> bool:
@@ -58,5 +71,5 @@ class Storage(ABC):
         """Remove the blob if present."""
 
     @abstractmethod
-    def locate(self, key: str) -> Path | str:
-        """How to serve the blob: a local ``Path`` (served with Range support) or a URL to redirect to."""
+    def locate(self, key: str) -> Path | str | None:
+        """How to serve the blob: a local ``Path``, a URL to redirect GETs to, or None to stream :meth:`open`."""

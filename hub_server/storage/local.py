@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 import uuid
 from pathlib import Path
 from typing import BinaryIO
 
 from hub_server.errors import StorageError
-from hub_server.storage.base import Storage, check_key
+from hub_server.storage.base import Storage, check_key, sweep_staging
 
 _STAGING = ".staging"
-_STALE_STAGING_S = 24 * 3600
 
 
 def fsync_dir(path: Path) -> None:
@@ -32,14 +30,7 @@ class LocalStorage(Storage):
         self.root = root.resolve()
         self._staging = self.root / _STAGING
         self._staging.mkdir(parents=True, exist_ok=True)
-        self._sweep_staging()
-
-    def _sweep_staging(self) -> None:
-        # Left by a killed upload; young files may belong to another worker's upload in progress.
-        cutoff = time.time() - _STALE_STAGING_S
-        for leftover in self._staging.iterdir():
-            if leftover.stat().st_mtime < cutoff:
-                leftover.unlink(missing_ok=True)
+        sweep_staging(self._staging)
 
     def _path(self, key: str) -> Path:
         return self.root / check_key(key)

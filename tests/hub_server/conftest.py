@@ -1,4 +1,8 @@
-"""Hub fixtures: an app on a temporary SQLite + folder, users with tokens, and a real server on 127.0.0.1."""
+"""Hub fixtures: an app on a temporary SQLite + folder, users with tokens, and a real server on 127.0.0.1.
+
+With ``VF_HUB_TEST_DATABASE_URL``/``VF_HUB_TEST_STORAGE_URL`` set, every Hub built here or in a test
+runs on PostgreSQL/S3 instead, a fresh schema and key prefix per module and per test (``scale.py``).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from hub_server import Settings, create_app
 from hub_server.context import Hub
 from hub_server.services import accounts
 from tests.hub_server.dists import upload_form
+from tests.hub_server.scale import ScaleBackends, local_s3, with_fresh_prefix
 
 
 def basic(token: str) -> dict[str, str]:
@@ -29,6 +34,48 @@ def basic(token: str) -> dict[str, str]:
 def bearer(token: str) -> dict[str, str]:
     """The Authorization header the vf-hub CLI sends."""
     return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture(scope="session")
+def scale_backends() -> Iterator[ScaleBackends]:
+    """The scale-path services named by the environment (inactive by default)."""
+    backends = ScaleBackends.from_env()
+    yield backends
+    backends.close()
+
+
+@pytest.fixture(scope="session")
+def s3_base_url(scale_backends: ScaleBackends) -> Iterator[str]:
+    """An ``s3://`` URL of a bucket on a real S3-compatible server on 127.0.0.1.
+
+    The scale path's server when one is configured, else moto's server in a thread of this process.
+    """
+    if scale_backends.storage_url is not None:
+        yield scale_backends.storage_url
+        return
+    with local_s3() as url:
+        yield url
+
+
+@pytest.fixture
+def s3_url(s3_base_url: str) -> str:
+    """``s3_base_url`` with a key prefix of this test's own."""
+    return with_fresh_prefix(s3_base_url)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _scale_path_for_module(scale_backends: ScaleBackends) -> Iterator[None]:
+    # Module-scoped Hubs (test_real_clients.py) are built before any per-test fixture runs.
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in scale_backends.environment().items():
+            patch.setenv(key, value)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _scale_path_for_test(scale_backends: ScaleBackends, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in scale_backends.environment().items():
+        monkeypatch.setenv(key, value)
 
 
 @pytest.fixture

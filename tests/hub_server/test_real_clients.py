@@ -24,6 +24,7 @@ from hub_server.storage import blob_key
 from tests.hub_server.clients import installed, new_venv, pip_install, static_index, twine, uv_install
 from tests.hub_server.conftest import LiveServer, bearer
 from tests.hub_server.dists import make_sdist, make_wheel
+from tests.hub_server.scale import overwrite_blob
 
 pytestmark = pytest.mark.slow
 
@@ -204,10 +205,9 @@ def test_corrupted_blob_is_refused_by_both_clients_and_hashes_pin(env: Env, tmp_
     pip_install(python, "--index-url", env.index(), "--require-hashes", "--no-deps", "-r", str(requirements))
     assert installed(python, "hashed-env") == "0.1.0"
 
-    blob = env.hub.storage.locate(blob_key(sha))
-    assert isinstance(blob, Path)
     # Other bytes that are still a valid wheel, so the hash check (not the unzip) is what catches it.
-    blob.write_bytes(make_wheel(tmp_path / "evil", "hashed-env", "0.1.0", body="VALUE = 666\n").read_bytes())
+    evil = make_wheel(tmp_path / "evil", "hashed-env", "0.1.0", body="VALUE = 666\n").read_bytes()
+    overwrite_blob(env.hub.storage, blob_key(sha), evil)
     bad_pip = pip_install(new_venv(tmp_path / "p"), "--index-url", env.index(), "hashed-env==0.1.0", check=False)
     assert bad_pip.returncode != 0 and "DO NOT MATCH THE HASHES" in bad_pip.stdout + bad_pip.stderr
     bad_uv = uv_install(new_venv(tmp_path / "u"), "--index-url", env.index(), "hashed-env==0.1.0", check=False)

@@ -1,0 +1,52 @@
+"""What the Hub records about how environments are used: downloads per file and day, evaluation results.
+
+Both only ever grow (a result can be withdrawn by its submitter or the project's publishers).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Date, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from hub_server.db.models import Base, Owner, Release, UTCDateTime, utcnow
+
+
+class DownloadCount(Base):
+    """Downloads of one file on one UTC day (app workers add their batched counts to the row)."""
+
+    __tablename__ = "download_counts"
+
+    file_id: Mapped[int] = mapped_column(ForeignKey("files.id"), primary_key=True)
+    day: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class EvalResult(Base):
+    """One ``vf-eval`` run pushed to a version of an environment (``vf-eval ... --push``)."""
+
+    __tablename__ = "eval_results"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    release_id: Mapped[int] = mapped_column(ForeignKey("releases.id"), index=True)
+    submitted_by_id: Mapped[int] = mapped_column(ForeignKey("owners.id"))
+    # The submitter may publish the project: the owner's own number, shown as such on the leaderboard.
+    by_publisher: Mapped[bool] = mapped_column(default=False)
+    # The run's environment was installed from one of this release's files (its sha256 matched).
+    artifact_verified: Mapped[bool] = mapped_column(default=False)
+    model: Mapped[str] = mapped_column(String(200))
+    avg_reward: Mapped[float] = mapped_column(Float)
+    std_reward: Mapped[float] = mapped_column(Float)
+    num_examples: Mapped[int] = mapped_column(Integer)
+    rollouts_per_example: Mapped[int] = mapped_column(Integer)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)  # metric name -> mean
+    pass_at_k: Mapped[dict[str, Any]] = mapped_column(JSON)  # "k" -> pass@k
+    run_metadata: Mapped[dict[str, Any]] = mapped_column(JSON)  # the run's metadata.json, minus secrets
+    summary: Mapped[str] = mapped_column(Text, default="")  # the table vf-eval printed
+    run_date: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    release: Mapped[Release] = relationship()
+    submitted_by: Mapped[Owner] = relationship()

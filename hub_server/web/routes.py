@@ -1,0 +1,142 @@
+"""The web UI's pages: the environment list and search, an owner's page, an environment's page, sign-in.
+
+Pages are server-rendered and read-only; what a visitor sees is decided by the same catalogue
+rules as the package index (a private or quarantined environment is "not found" for others).
+Registered after every other router: ``/{owner}`` and ``/{owner}/{name}`` would otherwise
+shadow fixed paths such as ``/simple/`` and ``/{owner}/simple/``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.exc import SQLAlchemyError
+
+from hub_server.context import hub_of
+from hub_server.errors import BadRequest, Forbidden, NotFound, RateLimited
+from hub_server.names import check_version
+from hub_server.services.listing import SORTS, list_environments
+from hub_server.services.owners import owner_profile
+from hub_server.web import session as web_session
+from hub_server.web.templating import page
+from hub_server.web.views import environment_page
+
+router = APIRouter(include_in_schema=False)
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 30
+TextQuery = Annotated[str, Query(max_length=200)]
+
+
+def _hub_url(request: Request) -> str:
+    hub = hub_of(request)
+    return (hub.settings.public_url or str(request.base_url)).rstrip("/")
+
+
+def _not_found(request: Request, what: str) -> HTMLResponse:
+    return page(request, "not_found.html", {"what": what}, status=404)
+
+
+def _flush_downloads(request: Request) -> None:
+    """Write this worker's pending download counts, so a page shows them at once."""
+    try:
+        request.app.state.downloads.flush()
+    except SQLAlchemyError:
+        # A page is worth more than a fresh count: the tally is kept for the next flush.
+        log.exception("could not write download counts; showing the page without them")
+
+
+@router.get("/", response_class=HTMLResponse)
+@router.get("/search", response_class=HTMLResponse)
+def environments(request: Request, q: TextQuery = "", tag: TextQuery = "", sort: str = "downloads",
+                 page_number: Annotated[int, Query(alias="page", ge=1, le=10_000)] = 1) -> HTMLResponse:
+    """Every environment the visitor may see, filtered by text and tag."""
+    hub = hub_of(request)
+    principal = web_session.web_principal(request)
+    _flush_downloads(request)
+    with hub.db.read() as session:
+        cards = list_environments(session, principal, q, tag, sort=sort)
+    start = (page_number - 1) * PAGE_SIZE
+    return page(request, "index.html", {
+        "cards": cards[start:start + PAGE_SIZE], "total": len(cards), "query": q, "tag": tag,
+        "sort": sort if sort in SORTS else "downloads", "sorts": SORTS, "page_number": page_number,
+        "pages": max(1, -(-len(cards) // PAGE_SIZE)),
+    })
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request) -> HTMLResponse:
+    """Sign in by pasting an API token."""
+    web_session.web_principal(request)
+    return page(request, "login.html", {"error": ""})
+
+
+@router.post("/login", response_model=None)
+def login(request: Request, token: Annotated[str, Form(max_length=200)]) -> Response:
+    """Check the token and keep it in an HttpOnly cookie."""
+    try:
+        principal = web_session.sign_in(request, token)
+    except (Forbidden, RateLimited) as error:
+        request.state.user_name = None
+        return page(request, "login.html", {"error": error.message}, status=error.status)
+    response = RedirectResponse(f"{request.scope.get('root_path', '')}/{principal.user_name}", status_code=303)
+    web_session.remember(response, request, token)
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request) -> RedirectResponse:
+    """Forget the token."""
+    response = RedirectResponse(f"{request.scope.get('root_path', '')}/", status_code=303)
+    web_session.forget(response)
+    return response
+
+
+@router.get("/{owner}", response_class=HTMLResponse)
+def owner_page(owner: str, request: Request, sort: str = "downloads") -> HTMLResponse:
+    """A user's or organisation's environments (private ones only for those who may see them)."""
+    hub = hub_of(request)
+    principal = web_session.web_principal(request)
+    _flush_downloads(request)
+    with hub.db.read() as session:
+        try:
+            profile = owner_profile(session, owner)
+        except NotFound:
+            return _not_found(request, f"no user or organisation named {owner!r}")
+        cards = list_environments(session, principal, owner=profile.name, sort=sort)
+    return page(request, "owner.html", {"profile": profile, "cards": cards,
+                                        "sort": sort if sort in SORTS else "downloads", "sorts": SORTS})
+
+
+def _environment(request: Request, owner: str, name: str, version: str | None) -> HTMLResponse:
+    hub = hub_of(request)
+    principal = web_session.web_principal(request)
+    if version is not None:
+        try:
+            version = str(check_version(version))
+        except BadRequest:
+            return _not_found(request, f"{version!r} is not a version")
+    _flush_downloads(request)
+    with hub.db.read() as session:
+        try:
+            view = environment_page(session, hub, principal, owner, name, version, _hub_url(request),
+                                    request.scope.get("root_path", ""))
+        except NotFound as error:
+            return _not_found(request, error.message if version else f"no environment {owner}/{name}")
+    return page(request, "environment.html", {"env": view, "project": view.project})
+
+
+@router.get("/{owner}/{name}", response_class=HTMLResponse)
+def environment(owner: str, name: str, request: Request) -> HTMLResponse:
+    """An environment's page at its latest version."""
+    return _environment(request, owner, name, None)
+
+
+@router.get("/{owner}/{name}/versions/{version}", response_class=HTMLResponse)
+def environment_version(owner: str, name: str, version: str, request: Request) -> HTMLResponse:
+    """An environment's page at one version."""
+    return _environment(request, owner, name, version)
+

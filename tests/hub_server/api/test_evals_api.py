@@ -1,0 +1,70 @@
+"""The eval results API: ``POST /api/v1/evals`` (what ``vf-eval --push`` sends) and the leaderboard JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.hub_server.conftest import bearer
+from tests.hub_server.web.envdists import publish
+
+META = {"model": "m1", "status": "complete", "avg_reward": 0.5, "std_reward": 0.0, "num_examples": 2,
+        "rollouts_per_example": 1, "avg_metrics": {}, "pass_at_k": {"1": 0.5}}
+
+
+@pytest.fixture
+def token(make_user: Callable[[str], str], upload: Callable[..., httpx.Response], tmp_path: Path) -> str:
+    value = make_user("alice")
+    publish(upload, value, tmp_path, "demo-env", "0.1.0")
+    return value
+
+
+def body(**changes: Any) -> dict[str, Any]:
+    return {"project": "demo-env", "version": "0.1.0", "metadata": META, "summary": "s", **changes}
+
+
+def test_push_then_read_the_leaderboard(client: TestClient, token: str) -> None:
+    pushed = client.post("/api/v1/evals", json=body(owner="alice"), headers=bearer(token))
+    assert pushed.status_code == 201, pushed.text
+    answer = pushed.json()
+    assert answer["url"] == "http://testserver/alice/demo-env#leaderboard" and answer["by_publisher"] is True
+    results = client.get("/api/v1/projects/alice/demo-env/evals").json()["results"]
+    assert [(r["model"], r["version"], r["avg_reward"], r["submitted_by"]) for r in results] == [
+        ("m1", "0.1.0", 0.5, "alice")]
+    assert client.get("/api/v1/projects/alice/demo-env/evals", params={"version": "0.2.0"}).json() == {"results": []}
+    deleted = client.delete(f"/api/v1/evals/{answer['id']}", headers=bearer(token))
+    assert deleted.status_code == 200 and client.get("/api/v1/projects/alice/demo-env/evals").json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    "payload, status, message",
+    [
+        (body(metadata={**META, "status": "running"}), 400, "status"),
+        (body(version="7.0"), 404, "no version 7.0"),
+        (body(project="unknown-env"), 404, "no such project"),
+        (body(owner="mallory"), 404, "no such project"),
+        ({"project": "demo-env"}, 400, "version"),
+        (body(summary="x" * 70_000), 400, "summary"),
+    ],
+)
+def test_bad_pushes_are_refused_with_a_reason(client: TestClient, token: str, payload: dict[str, Any], status: int,
+                                              message: str) -> None:
+    answer = client.post("/api/v1/evals", json=payload, headers=bearer(token))
+    assert answer.status_code == status and message in answer.json()["detail"], answer.text
+
+
+def test_no_token_bad_token_bad_json_and_huge_bodies(client: TestClient, token: str) -> None:
+    assert client.post("/api/v1/evals", json=body()).status_code == 401
+    assert client.post("/api/v1/evals", json=body(), headers=bearer("vfh_nope")).status_code == 403
+    broken = client.post("/api/v1/evals", content=b"{not json", headers=bearer(token))
+    assert broken.status_code == 400 and "must be JSON" in broken.json()["detail"]
+    huge = json.dumps(body(metadata={**META, "padding": "x" * 3_000_000}))
+    assert client.post("/api/v1/evals", content=huge, headers=bearer(token)).status_code == 400
+    assert client.delete("/api/v1/evals/12345", headers=bearer(token)).status_code == 404
+    assert client.get("/api/v1/projects/alice/unknown/evals").status_code == 404
