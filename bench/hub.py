@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> Figures:
 
 
 def report(result: Figures, args: argparse.Namespace) -> str:
-    """The figures as two Markdown tables (what docs/benchmarks_hub.md records)."""
+    """The figures as two Markdown tables (what docs/benchmarks.md records for the Hub)."""
     lines = [f"{result.package}; {args.connections} connections, {args.seconds:g} s per figure, "
              f"median of {args.repeats}; Hub workers: {args.workers}", "",
              "| load | Hub req/s | pypiserver req/s | Hub / pypiserver | Hub CPU ms/req | pypiserver CPU ms/req |",
