@@ -14,9 +14,7 @@ Run under torchrun (one process per rank)::
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -24,12 +22,12 @@ import torch
 import torch.distributed as dist
 from pydantic import BaseModel, ConfigDict, Field
 
-from trainer_adapter.config import load_config, parse_override
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import MicroBatch
 from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
-from trainer_adapter.train.distributed import World, all_reduce_sum, close_distributed, init_distributed, shard_model
+from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
+from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.forward import trainable_tokens
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
@@ -84,7 +82,7 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
             _prune(root / "weights", config.keep_weights)
             line = {"step": step + 1, **metrics, "grad_norm": grad_norm, "lr": lr, "off_policy_max": lag,
                     "time/wait_for_batch": waited, "time/step": time.perf_counter() - started}
-            _log(root / "trainer_metrics.jsonl", line)
+            log_step(root / "trainer_metrics.jsonl", line)
         done = step + 1
         if config.checkpoint.every and done % config.checkpoint.every == 0:
             save_checkpoint(checkpoints, done, model, optimizer, world, config.checkpoint.keep)
@@ -105,22 +103,9 @@ def _prune(folder: Path, keep: int) -> None:
         shutil.rmtree(folder / f"step_{old}", ignore_errors=True)
 
 
-def _log(path: Path, line: dict[str, float]) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(line) + "\n")
-    print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in line.items()), flush=True)
-
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m trainer_adapter.train.rl CONFIG [KEY=VALUE ...]`` (one rank; torchrun starts several)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        raise SystemExit("usage: python -m trainer_adapter.train.rl CONFIG.toml [KEY=VALUE ...]")
-    config = load_config(RLTrainerConfig, Path(args[0]), dict(parse_override(a) for a in args[1:]))
-    try:
-        run_rl_trainer(config)
-    finally:
-        close_distributed()
+    run_rank("trainer_adapter.train.rl", RLTrainerConfig, run_rl_trainer, argv)
 
 
 if __name__ == "__main__":

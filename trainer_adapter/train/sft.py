@@ -16,8 +16,6 @@ Output folder: ``metrics.jsonl`` (one line per logged step), ``checkpoints/step_
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,11 +23,11 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
-from trainer_adapter.config import load_config, parse_override
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import Sample, distribute, pack
 from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
-from trainer_adapter.train.distributed import World, all_reduce_sum, close_distributed, init_distributed, shard_model
+from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
+from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.forward import MicroBatchTensors, sync_gradients_after, token_logprobs, trainable_tokens
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
@@ -81,7 +79,7 @@ def run_sft(config: SFTConfig) -> Path:
         if world.is_main and (done % config.log_every == 0 or done == config.max_steps):
             line = {"step": done, "loss": loss, "grad_norm": grad_norm, "lr": lr, "tokens": tokens,
                     "step_time_s": time.perf_counter() - started}
-            _log(metrics_file, line)
+            log_step(metrics_file, line)
         if config.checkpoint.every and done % config.checkpoint.every == 0 and done < config.max_steps:
             save_checkpoint(root / "checkpoints", done, model, optimizer, world, config.checkpoint.keep)
     save_checkpoint(root / "checkpoints", config.max_steps, model, optimizer, world, config.checkpoint.keep)
@@ -117,22 +115,9 @@ def _train_step(model: Any, batch: list[Sample], seq_len: int, world: World) -> 
     return all_reduce_sum(local, world) / world.world_size, tokens
 
 
-def _log(path: Path, line: dict[str, Any]) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(line) + "\n")
-    print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in line.items()), flush=True)
-
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m trainer_adapter.train.sft CONFIG [KEY=VALUE ...]`` (one rank; torchrun starts several)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        raise SystemExit("usage: python -m trainer_adapter.train.sft CONFIG.toml [KEY=VALUE ...]")
-    config = load_config(SFTConfig, Path(args[0]), dict(parse_override(a) for a in args[1:]))
-    try:
-        run_sft(config)
-    finally:
-        close_distributed()
+    run_rank("trainer_adapter.train.sft", SFTConfig, run_sft, argv)
 
 
 if __name__ == "__main__":
