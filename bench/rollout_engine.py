@@ -259,8 +259,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def tabulate(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
     """Config -> SDK -> medians, plus ``"ratio"`` where both SDKs ran."""
     summary: dict[str, dict[str, dict[str, float]]] = {}
-    for name in dict.fromkeys(r["config"] for r in runs):
-        by_sdk = {sdk: sorted((r for r in runs if r["config"] == name and r["sdk"] == sdk), key=lambda r: r["repeat"])
+    done = [r for r in runs if "failed" not in r]
+    for name in dict.fromkeys(r["config"] for r in done):
+        by_sdk = {sdk: sorted((r for r in done if r["config"] == name and r["sdk"] == sdk), key=lambda r: r["repeat"])
                   for sdk in ("ours", "original")}
         summary[name] = {sdk: summarize(rs) for sdk, rs in by_sdk.items() if rs}
         if all(by_sdk.values()):
@@ -275,7 +276,13 @@ def measure(args: argparse.Namespace, pythons: dict[str, Path]) -> list[dict[str
         config_sdks = sdks if config.delay_ms == 0 or args.inflight_original else [s for s in sdks if s == "ours"]
         for repeat in range(args.repeats):
             for sdk in config_sdks if repeat % 2 == 0 else config_sdks[::-1]:  # alternate who runs first
-                result = run_once(sdk, config, pythons[sdk], args.timeout)
+                try:
+                    result = run_once(sdk, config, pythons[sdk], args.timeout)
+                except (RuntimeError, subprocess.TimeoutExpired) as error:
+                    # Recorded and shown as failed; the other configurations still run.
+                    print(f"  {config.name:<20} {sdk:<9} #{repeat}: FAILED {error}", file=sys.stderr)
+                    runs.append({"sdk": sdk, "config": config.name, "repeat": repeat, "failed": str(error)[-2000:]})
+                    continue
                 result["repeat"] = repeat
                 runs.append(result)
                 print(f"  {config.name:<20} {sdk:<9} #{repeat}: {config.rollouts / result['wall_s']:8.0f} rollouts/s "
@@ -284,25 +291,30 @@ def measure(args: argparse.Namespace, pythons: dict[str, Path]) -> list[dict[str
     return runs
 
 
+def report(runs: list[dict[str, Any]]) -> int:
+    """Print the table and the failed runs; 1 when a run failed."""
+    print(format_table(tabulate(runs)))
+    failed = [r for r in runs if "failed" in r]
+    for r in failed:
+        print(f"FAILED {r['config']} {r['sdk']} #{r['repeat']}: {r['failed'].strip().splitlines()[0]}")
+    return 1 if failed else 0
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.from_json:
-        runs = [r for path in args.from_json for r in json.loads(path.read_text())["runs"]]
-        print(format_table(tabulate(runs)))
-        return 0
+        return report([r for path in args.from_json for r in json.loads(path.read_text())["runs"]])
     pythons = {"ours": PYTHONS["ours"], "original": args.original_python}
     for sdk in [args.only] if args.only else ["ours", "original"]:
         if not pythons[sdk].exists():
             print(f"missing {sdk} python at {pythons[sdk]} (see scripts/original_venv.sh)", file=sys.stderr)
             return 2
     runs = measure(args, pythons)
-    summary = tabulate(runs)
-    print(format_table(summary))
     if args.json:
         meta = {"argv": argv, "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
                 "configs": [asdict(c) for c in configs(args)]}
-        args.json.write_text(json.dumps({"meta": meta, "summary": summary, "runs": runs}, indent=1))
-    return 0
+        args.json.write_text(json.dumps({"meta": meta, "summary": tabulate(runs), "runs": runs}, indent=1))
+    return report(runs)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ def _load(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -60,6 +61,27 @@ def test_bench_rejects_bad_flags(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH), *argv], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "error" in done.stderr
+
+
+def _run(sdk: str, repeat: int, wall_s: float, cpu_s: float) -> dict:
+    return {"sdk": sdk, "config": "tool c=2", "repeat": repeat, "rollouts": 10, "wall_s": wall_s, "cpu_s": cpu_s,
+            "peak_rss_mib": 100.0, "rss_before_mib": 90.0, "server_util": 0.1, "mean_messages": 5.0,
+            "mean_reward": 1.0, "peak_in_flight": 2}
+
+
+def test_saved_runs_are_tabulated_with_paired_ratios_and_failures(tmp_path: Path, capsys) -> None:
+    bench = _load(BENCH, "rollout_engine_under_test")
+    runs = [_run("ours", 0, 1.0, 0.5), _run("original", 0, 4.0, 2.0),
+            _run("ours", 1, 2.0, 1.0), _run("original", 1, 2.0, 1.0),
+            _run("ours", 2, 1.0, 0.25), _run("original", 2, 3.0, 1.0),
+            {"sdk": "ours", "config": "in flight 10", "repeat": 0, "failed": "timed out after 9 seconds"}]
+    saved = tmp_path / "runs.json"
+    saved.write_text(json.dumps({"runs": runs}))
+    assert bench.main(["--from-json", str(saved)]) == 1  # a failed run makes the exit status 1
+    out = capsys.readouterr().out
+    ratio_line = next(line for line in out.splitlines() if "ours/orig" in line)
+    assert ratio_line.split()[1:4] == ["3.00x", "0.25x", "1.00x"]  # medians of (4, 1, 3), (1/4, 1, 1/4), (1, 1, 1)
+    assert "FAILED in flight 10 ours #0: timed out after 9 seconds" in out
 
 
 @pytest.mark.slow
