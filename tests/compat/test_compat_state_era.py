@@ -37,11 +37,20 @@ def _state_group(run: EvalRun) -> None:
     assert run.rewards == [1.5, 1.5, 0.0, 0.0, 2.25, 2.25, 0.0, 0.0, 0.25, 0.25]
 
 
+def _state_window(run: EvalRun) -> None:
+    # The model saw at most [system, newest message]; the completion is rendered from the last step.
+    assert run.metrics["longest_prompt"] == [2.0, 2.0, 2.0]
+    assert run.metrics["completion_messages"] == [1.0, 1.0, 1.0]
+    assert run.metrics["steps_tagged"] == [1.0, 1.0, 1.0]
+    assert run.rewards == [1.0, 1.0, 0.0]
+
+
 STATE_ERA_ENVS = [
     # (env module in tests/compat/envs, scripted policy, rollouts per example, check on the original)
     ("compat_state_game", "echo", 2, _state_game),
     ("compat_state_tools", spec_tools_policy, 1, _state_tools),
     ("compat_state_group", "echo", 2, _state_group),
+    ("compat_state_window", "echo", 1, _state_window),
 ]
 
 

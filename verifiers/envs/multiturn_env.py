@@ -9,6 +9,12 @@ The loop keeps the call order of the era the subclass is written in
 
 * State era: stop? → model → [stop? → env → model]…
 * tuple era: stop? → model → [stop? → env → stop? → model]…
+
+A State-era class that overrides one of the trajectory hooks
+(``get_prompt_messages``, ``add_model_response``, ``add_trajectory_step``,
+``render_completion``) — usually to show the model a non-linear history — gets
+the same order driven through those hooks, and its completion rendered from the
+trajectory at the end, as in verifiers 0.3.
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ from verifiers.decorators import cleanup_handlers, stop, stop_conditions
 from verifiers.envs.environment import Environment
 from verifiers.errors import Error, OverlongPromptError
 from verifiers.messages import to_message, to_messages
-from verifiers.rollout.era import detect_era, tuple_style_is_completed
+from verifiers.rollout.era import detect_era, tuple_style_is_completed, user_override
 from verifiers.rollout.response import parse_response
 from verifiers.state import State, TrajectoryStep
 from verifiers.tools.schema import to_oai_tool, to_tool_def
 
 logger = logging.getLogger("verifiers.rollout")
+
+_TRAJECTORY_HOOKS = ("get_prompt_messages", "add_model_response", "add_trajectory_step", "render_completion")
 
 
 def _is_client(value: Any) -> bool:
@@ -64,6 +72,7 @@ class MultiTurnEnv(Environment):
         self.timeout_seconds = timeout_seconds
         self.era = detect_era(type(self))
         self._tuple_is_completed = tuple_style_is_completed(type(self))
+        self._hooked = self.era == "state" and any(user_override(type(self), h) for h in _TRAJECTORY_HOOKS)
         self._stop_conditions = stop_conditions(self)
         self._cleanup_handlers = cleanup_handlers(self)
 
@@ -88,6 +97,38 @@ class MultiTurnEnv(Environment):
                 state["stop_condition"] = condition.__name__
                 return True
         return False
+
+    async def get_prompt_messages(self, state: State) -> Any:
+        """What the model sees next: the last turn's prompt and completion plus ``env_response``.
+
+        Override to show the model a non-linear history (a window, a summary, a rewritten
+        system prompt); the rollout's completion is then rendered from the trajectory.
+        """
+        if not state["trajectory"]:
+            return state["prompt"]
+        last = state["trajectory"][-1]
+        messages = _concat(last["prompt"], last["completion"])
+        reply = await maybe_await(self.env_response, messages, state)
+        return _concat(messages, self._normalize(reply))
+
+    async def add_model_response(self, state: State, prompt_messages: Any, response: Any) -> None:
+        """Record one model response as a trajectory step (through ``add_trajectory_step``)."""
+        await self.add_trajectory_step(state, self._record_response(state, prompt_messages, response))
+
+    async def add_trajectory_step(self, state: State, trajectory_step: TrajectoryStep) -> None:
+        """Append one step; override to attach per-step rewards or extras."""
+        state["trajectory"].append(trajectory_step)
+
+    async def render_completion(self, state: State) -> None:
+        """``state["completion"]``: the last step's conversation (and final env response) past the prompt."""
+        if not state["trajectory"]:
+            state["completion"] = "" if self.message_type == "completion" else []
+            return
+        last = state["trajectory"][-1]
+        full = _concat(last["prompt"], last["completion"])
+        if state.get("final_env_response") is not None:
+            full = _concat(full, self._normalize(state["final_env_response"]))
+        state["completion"] = full[len(state["prompt"]):]
 
     # -- built-in stop conditions -----------------------------------------------------------
 
@@ -175,6 +216,8 @@ class MultiTurnEnv(Environment):
         except asyncio.TimeoutError:
             _record_error(state, TimeoutError(f"rollout exceeded timeout_seconds={self.timeout_seconds}"))
         finally:
+            if self._hooked:
+                await self.render_completion(state)
             await self._run_cleanup(state)
             elapsed_ms = (time.perf_counter() - started) * 1000
             state["timing"]["generation_ms"] = elapsed_ms
@@ -183,6 +226,8 @@ class MultiTurnEnv(Environment):
         return state
 
     async def _turns(self, state: State) -> None:
+        if self._hooked:
+            return await self._hooked_turns(state)
         messages = copy.copy(state["prompt"])
         if await self._should_stop(messages, state):
             return
@@ -195,6 +240,14 @@ class MultiTurnEnv(Environment):
             if self.era == "tuple" and await self._should_stop(messages, state):
                 return
             messages = await self._model_turn(messages, state)
+
+    async def _hooked_turns(self, state: State) -> None:
+        while not await self._should_stop(None, state):
+            prompt = self._normalize(await self.get_prompt_messages(state))
+            if state.get("final_env_response") is not None:
+                continue  # the next stop check ends the rollout
+            response = await self.get_model_response(state, prompt)
+            await self.add_model_response(state, prompt, response)
 
     async def _should_stop(self, messages: Any, state: State) -> bool:
         if state.get("error") is not None or state.get("prompt_too_long"):
@@ -211,27 +264,31 @@ class MultiTurnEnv(Environment):
 
     async def _model_turn(self, messages: Any, state: State) -> Any:
         response = await self.get_model_response(state, messages)
-        parsed = parse_response(response, self.message_type)
-        step = TrajectoryStep(
-            prompt=copy.copy(messages), completion=None, response=response, tokens=parsed.tokens,
-            reward=None, advantage=None, is_truncated=parsed.is_truncated,
-            trajectory_id=state["trajectory_id"], extras={},
-        )
+        step = self._record_response(state, messages, response)
         if self.message_type == "completion":
             state.setdefault("responses_start_idx", []).append(len(state["completion"]))
-            step["completion"] = parsed.message
-            state["completion"] += parsed.message
-            messages = messages + parsed.message
-        else:
-            step["completion"] = [parsed.message]
-            state["completion"].append(parsed.message)
-            messages = [*messages, parsed.message]
+        state["completion"] += step["completion"]
         state["trajectory"].append(step)
+        return _concat(messages, step["completion"])
+
+    def _record_response(self, state: State, prompt: Any, response: Any) -> TrajectoryStep:
+        """The step for one response; the turn, token and truncation counters move on."""
+        parsed = parse_response(response, self.message_type)
+        completion = parsed.message if self.message_type == "completion" else [parsed.message]
         state["responses"].append(response)
         state["turn"] += 1
         state["total_completion_tokens"] = state.get("total_completion_tokens", 0) + parsed.completion_tokens
         state["is_truncated"] = state["is_truncated"] or parsed.is_truncated
-        return messages
+        return TrajectoryStep(
+            prompt=copy.copy(prompt), completion=completion, response=response, tokens=parsed.tokens,
+            reward=None, advantage=None, is_truncated=parsed.is_truncated,
+            trajectory_id=state["trajectory_id"], extras={},
+        )
+
+    def _normalize(self, messages: Any) -> Any:
+        if self.message_type == "completion":
+            return messages or ""
+        return [to_message(m) for m in (messages or [])]
 
     async def _env_turn(self, messages: Any, state: State) -> Any:
         result = await maybe_await(self.env_response, messages, state)
@@ -239,13 +296,9 @@ class MultiTurnEnv(Environment):
             result, new_state = result
             if new_state is not state:
                 state.update(new_state)
-        if self.message_type == "completion":
-            text = result or ""
-            state["completion"] += text
-            return messages + text
-        env_messages = [to_message(m) for m in (result or [])]
-        state["completion"].extend(env_messages)
-        return [*messages, *env_messages]
+        reply = self._normalize(result)
+        state["completion"] += reply
+        return _concat(messages, reply)
 
     async def _run_cleanup(self, state: State) -> None:
         for handler in self._cleanup_handlers:
@@ -254,6 +307,11 @@ class MultiTurnEnv(Environment):
             except Error as error:
                 logger.warning("cleanup handler %s failed: %r", handler.__name__, error)
                 state.setdefault("cleanup_errors", []).append(f"{handler.__name__}: {error!r}")
+
+
+def _concat(first: Any, second: Any) -> Any:
+    """Messages joined: text in completion mode, lists of messages in chat mode."""
+    return first + second if isinstance(first, str) else [*first, *second]
 
 
 def _drop_none(message: Any) -> Any:

@@ -149,3 +149,44 @@ async def test_rubric_and_env_lifecycle_hooks_run(serve, client_for) -> None:
     await env.evaluate(client_for(serve("echo")), "m", num_examples=2)
     await env.teardown()
     assert sorted(calls) == ["env teardown", "rubric cleanup 0", "rubric cleanup 1", "rubric teardown"]
+
+
+async def test_trajectory_hooks_drive_a_non_linear_history(serve, client_for) -> None:
+    """A State-era override of get_prompt_messages sees each turn; the completion comes from the trajectory."""
+
+    class Summarised(vf.MultiTurnEnv):
+        async def env_response(self, messages, state):
+            if len(state["trajectory"]) == 3:
+                state["final_env_response"] = [vf.UserMessage(content="bye")]
+                return state["final_env_response"]
+            return [vf.UserMessage(content=f"more {len(state['trajectory'])}")]
+
+        async def get_prompt_messages(self, state):
+            messages = await super().get_prompt_messages(state)
+            return [vf.UserMessage(content=f"summary of {len(messages)} messages"), *messages[-1:]]
+
+    client = client_for(serve("turns:10"))
+    env = Summarised(dataset=_ds())
+    state = await env.rollout({"prompt": [{"role": "user", "content": "x"}]}, client, "m")
+    prompts = [[m["content"] for m in step["prompt"]] for step in state["trajectory"]]
+    assert prompts == [["summary of 1 messages", "x"], ["summary of 4 messages", "more 1"],
+                       ["summary of 4 messages", "more 2"]]
+    assert state["stop_condition"] == "has_final_env_response"
+    # Rendered as verifiers 0.3 does: the last step's prompt + completion + final response, past the prompt's length.
+    assert [m["content"] for m in state["completion"]] == ["more 2", "turn 1", "bye"]  # the model only ever saw one turn
+
+
+async def test_an_error_in_a_hook_is_recorded_and_the_completion_still_rendered(serve, client_for) -> None:
+    class Broken(vf.MultiTurnEnv):
+        async def env_response(self, messages, state):
+            raise vf.Error("env broke")
+
+        async def add_trajectory_step(self, state, trajectory_step):
+            trajectory_step["extras"]["seen"] = True
+            await super().add_trajectory_step(state, trajectory_step)
+
+    client = client_for(serve("turns:10"))
+    state = await Broken(dataset=_ds()).rollout({"prompt": [{"role": "user", "content": "x"}]}, client, "m")
+    assert state["stop_condition"] == "has_error" and "env broke" in str(state["error"])
+    assert state["trajectory"][0]["extras"] == {"seen": True}
+    assert [m["role"] for m in state["completion"]] == ["assistant"]
