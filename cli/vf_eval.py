@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from verifiers.errors import Error, UsageError
@@ -31,6 +32,11 @@ _LATEST = "latest"
 
 def _help(field: str) -> str:
     return EvalConfig.model_fields[field].description or ""
+
+
+def _default_help(field: str) -> str:
+    default = EvalConfig.model_fields[field].default
+    return f"{_help(field)} [default: the environment's [tool.verifiers.eval] {field}, else {default}]"
 
 
 def _push_help(field: str) -> str:
@@ -47,6 +53,21 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         raise UsageError(f"{flag} must be a JSON object like '{{\"key\": 1}}', got {type(value).__name__}")
     return value
+
+
+def _env_defaults(env_id: str) -> dict[str, Any]:
+    """The environment's ``[tool.verifiers.eval]`` values, checked here so an error names their file."""
+    from pydantic import ValidationError
+
+    from verifiers.eval.env_defaults import eval_defaults
+
+    defaults = eval_defaults(env_id)
+    try:
+        EvalConfig(env_id=env_id, **defaults.values)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise UsageError(f"{defaults.source}: bad [tool.verifiers.eval] value ({problems})") from None
+    return defaults.values
 
 
 def _latest_run(config: EvalConfig) -> Path:
@@ -67,9 +88,9 @@ def eval_command(
     api_base_url: str = typer.Option("https://api.openai.com/v1", "--api-base-url", "-b", help=_help("api_base_url")),
     api_key_var: str = typer.Option("OPENAI_API_KEY", "--api-key-var", "-k", help=_help("api_key_var")),
     header: list[str] = typer.Option([], "--header", help=_help("headers")),
-    num_examples: int = typer.Option(5, "--num-examples", "-n", help=_help("num_examples")),
-    rollouts_per_example: int = typer.Option(3, "--rollouts-per-example", "-r", help=_help("rollouts_per_example")),
-    max_concurrent: int = typer.Option(32, "--max-concurrent", "-c", help=_help("max_concurrent")),
+    num_examples: Optional[int] = typer.Option(None, "--num-examples", "-n", help=_default_help("num_examples"), show_default=False),
+    rollouts_per_example: Optional[int] = typer.Option(None, "--rollouts-per-example", "-r", help=_default_help("rollouts_per_example"), show_default=False),
+    max_concurrent: Optional[int] = typer.Option(None, "--max-concurrent", "-c", help=_default_help("max_concurrent"), show_default=False),
     max_concurrent_scoring: Optional[int] = typer.Option(None, "--max-concurrent-scoring", help=_help("max_concurrent_scoring")),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", "-t", help=_help("max_tokens")),
     temperature: Optional[float] = typer.Option(None, "--temperature", "-T", help=_help("temperature")),
@@ -90,14 +111,16 @@ def eval_command(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        given = {"num_examples": num_examples, "rollouts_per_example": rollouts_per_example,
+                 "max_concurrent": max_concurrent, "max_tokens": max_tokens, "temperature": temperature,
+                 "sampling_args": _json_object(sampling_args, "--sampling-args")}
         config = EvalConfig(
             env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, model=model,
-            api_base_url=api_base_url, api_key_var=api_key_var, headers=header, num_examples=num_examples,
-            rollouts_per_example=rollouts_per_example, max_concurrent=max_concurrent,
-            max_concurrent_scoring=max_concurrent_scoring, max_tokens=max_tokens, temperature=temperature,
-            sampling_args=_json_object(sampling_args, "--sampling-args"), output_dir=output_dir,
+            api_base_url=api_base_url, api_key_var=api_key_var, headers=header,
+            max_concurrent_scoring=max_concurrent_scoring, output_dir=output_dir,
             pass_threshold=pass_threshold, independent_scoring=independent_scoring, timeout=timeout,
             max_retries=max_retries,
+            **_env_defaults(env_id) | {k: v for k, v in given.items() if v is not None},
         )
         push_config = PushConfig(hub=hub)
         if push and not os.environ.get(TOKEN_VAR):
@@ -110,10 +133,10 @@ def eval_command(
             saved = load_run_config(run_dir)
             # The run's identity comes from the folder; how to reach the server comes from this command.
             config = saved.model_copy(update={"api_base_url": api_base_url, "api_key_var": api_key_var,
-                                              "headers": header, "max_concurrent": max_concurrent})
+                                              "headers": header, "max_concurrent": config.max_concurrent})
         outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume is not None, console)
     except (Error, ValueError) as error:
-        console.print(f"[bold red]error:[/] {error}")
+        console.print(f"[bold red]error:[/] {escape(str(error))}")
         raise typer.Exit(2) from None
     from verifiers.eval.summary import render_summary
 
@@ -129,7 +152,7 @@ def _push(outputs: list[dict[str, Any]], metadata: dict[str, Any], config: PushC
     try:
         answer = push_run(metadata, summary_text(outputs, metadata), config)
     except Error as error:
-        console.print(f"[bold red]push failed[/] (the results above are saved): {error}")
+        console.print(f"[bold red]push failed[/] (the results above are saved): {escape(str(error))}")
         raise typer.Exit(1) from None
     console.print(f"pushed to {answer['owner']}/{answer['project']}@{answer['version']}: {answer['url']}")
 

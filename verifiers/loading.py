@@ -58,7 +58,8 @@ def parse_env_id(env_id: str) -> EnvId:
     return EnvId(match["name"], match["owner"], match["version"])
 
 
-def _local_module_dir(module: str) -> Path | None:
+def local_module_dir(module: str) -> Path | None:
+    """``./environments/<module>`` (or ``./<module>``) when it holds the module's source."""
     for root in (Path.cwd() / "environments", Path.cwd()):
         candidate = root / module
         if (candidate / f"{module}.py").is_file() or (candidate / module / "__init__.py").is_file():
@@ -80,7 +81,7 @@ def _import(env: EnvId) -> Any:
     except ModuleNotFoundError as error:
         if error.name != env.module:
             raise EnvironmentLoadError(f"Failed to load environment '{env}': {error}") from error
-    local = _local_module_dir(env.module)
+    local = local_module_dir(env.module)
     if local is not None:
         sys.path.insert(0, str(local))
         return importlib.import_module(env.module)

@@ -130,3 +130,30 @@ def test_resume_after_kill_9_loses_and_duplicates_nothing(workdir: Path, serve) 
     again = vf_eval(workdir, "cli-env", "-m", "slow", "-b", url, "-R")
     assert again.returncode == 0, again.stdout
     assert len(results.read_text().splitlines()) == 80
+
+
+def _pyproject(workdir: Path, body: str) -> None:
+    (workdir / "environments" / "cli_env" / "pyproject.toml").write_text(
+        f'[project]\nname = "cli-env"\nversion = "0.1.0"\n\n[tool.verifiers.eval]\n{body}\n')
+
+
+@pytest.mark.slow
+def test_the_environments_eval_table_sets_defaults_and_flags_win(workdir: Path, serve) -> None:
+    url = serve("reverse")
+    _pyproject(workdir, "num_examples = 3\nrollouts_per_example = 1")
+    done = vf_eval(workdir, "cli-env", "-m", "scripted", "-b", url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = _run_dir(workdir)
+    assert len((run / "results.jsonl").read_text().splitlines()) == 3
+    done = vf_eval(workdir, "cli-env", "-m", "scripted", "-b", url, "-r", "2", "-o", str(workdir / "second"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    second = next((workdir / "second" / "evals").glob("*/*"))
+    assert len((second / "results.jsonl").read_text().splitlines()) == 6  # -n from the table, -r from the flag
+
+
+def test_a_bad_eval_table_value_names_its_file(workdir: Path) -> None:
+    _pyproject(workdir, "rollouts_per_example = 0")
+    done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1")
+    assert done.returncode == 2
+    assert "pyproject.toml: bad [tool.verifiers.eval] value (rollouts_per_example" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
