@@ -8,7 +8,12 @@ memory, every one answering)::
 
     .venv/bin/python bench/sandbox.py                     # everything, 256 live sandboxes
     .venv/bin/python bench/sandbox.py --quick             # a smoke run, a few seconds
-    .venv/bin/python bench/sandbox.py --live 512 --json sandbox.json
+    .venv/bin/python bench/sandbox.py --only exec --repeats 7 --json sandbox.json
+
+The exec figures are the medians over ``--repeats`` rounds; in each round the
+sandbox and the bare runs go back to back (alternating which goes first), and
+the ratio is taken within the round, so load from other work on the machine
+hits both sides alike.
 
 Needs bubblewrap (``bash scripts/setup_sandbox.sh``); run as root for the full isolation.
 """
@@ -17,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import statistics
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,22 +72,36 @@ async def _load(run_one, total: int, in_flight: int) -> dict[str, float]:
     return _summary(list(latencies), time.perf_counter() - started)
 
 
-async def bench_exec(client: AsyncSandboxClient, command: str, total: int, in_flight: int) -> dict[str, Any]:
+async def bench_exec(client: AsyncSandboxClient, command: str, total: int, in_flight: int,
+                     bare_first: bool = False) -> dict[str, Any]:
     """The same command, ``total`` times with ``in_flight`` at once: one sandbox per slot vs bare subprocesses."""
     boxes = [(await client.create(CreateSandboxRequest(labels=["bench"]))).id for _ in range(in_flight)]
     await client.bulk_wait_for_creation(boxes)
     for box in boxes:  # warm each agent once
         await _in_sandbox(client, box, command)
+    if bare_first:
+        bare = await _load(lambda i: _bare(command), total, in_flight)
     sandbox = await _load(lambda i: _in_sandbox(client, boxes[i % in_flight], command), total, in_flight)
-    bare = await _load(lambda i: _bare(command), total, in_flight)
+    if not bare_first:
+        bare = await _load(lambda i: _bare(command), total, in_flight)
     await client.bulk_delete(labels=["bench"])
     return {"command": command, "in_flight": in_flight, "sandbox": sandbox, "bare": bare,
             "p50_ratio": sandbox["p50_ms"] / bare["p50_ms"]}
 
 
+def _median_row(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One exec row from several rounds: the median of every figure, and the spread of the ratio."""
+    row: dict[str, Any] = {"command": rounds[0]["command"], "in_flight": rounds[0]["in_flight"], "rounds": len(rounds)}
+    for side in ("sandbox", "bare"):
+        row[side] = {key: statistics.median(r[side][key] for r in rounds) for key in rounds[0][side]}
+    ratios = [r["p50_ratio"] for r in rounds]
+    row.update(p50_ratio=statistics.median(ratios), p50_ratio_min=min(ratios), p50_ratio_max=max(ratios))
+    return row
+
+
 async def bench_create(root: Path, count: int, pool: int) -> dict[str, float]:
     """create → ready, one at a time; with a pool, each create waits until the pool has refilled."""
-    backend = LocalBackend(LocalBackendConfig(root_dir=root, warm_pool_size=pool))
+    backend = LocalBackend(LocalBackendConfig(root_dir=root, warm_pool_size=pool))  # one at a time: weight moot
     client = AsyncSandboxClient(backend)
     latencies = []
     try:
@@ -123,13 +144,17 @@ async def bench_live(client: AsyncSandboxClient, count: int) -> dict[str, float]
 
 
 def _print(report: dict[str, Any]) -> None:
-    print(f"\nhost: {report['host']}\nisolation: {report['isolation']}\n")
-    print(f"{'exec':<34}{'sandbox p50/p99 ms':>22}{'bare p50/p99 ms':>20}{'sandbox/s':>11}{'bare/s':>9}{'p50 x':>7}")
+    print(f"\nhost: {report['host']}\nisolation: {report['isolation']}, cpu_weight={report['cpu_weight']}\n"
+          f"placement: {report['placement']}\n")
+    if report["exec"]:
+        print(f"{'exec (medians)':<26}{'sandbox p50/p99 ms':>22}{'bare p50/p99 ms':>20}{'sandbox/s':>11}{'bare/s':>9}"
+              f"{'p50 x':>7}{'(min-max, rounds)':>20}")
     for row in report["exec"]:
         s, b = row["sandbox"], row["bare"]
-        label = f"{row['command'][:22]} @{row['in_flight']}"
-        print(f"{label:<34}{s['p50_ms']:>11.1f} /{s['p99_ms']:>8.1f}{b['p50_ms']:>10.1f} /{b['p99_ms']:>7.1f}"
-              f"{s['per_s']:>11.0f}{b['per_s']:>9.0f}{row['p50_ratio']:>7.2f}")
+        label = f"{row['command'][:18]} @{row['in_flight']}"
+        spread = f"{row['p50_ratio_min']:.2f}-{row['p50_ratio_max']:.2f}, {row['rounds']}"
+        print(f"{label:<26}{s['p50_ms']:>11.1f} /{s['p99_ms']:>8.1f}{b['p50_ms']:>10.1f} /{b['p99_ms']:>7.1f}"
+              f"{s['per_s']:>11.0f}{b['per_s']:>9.0f}{row['p50_ratio']:>7.2f}{spread:>20}")
     for name, row in report["create"].items():
         print(f"create → ready ({name}): p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms (n={row['n']})")
     live = report.get("live")
@@ -138,21 +163,70 @@ def _print(report: dict[str, Any]) -> None:
               f"{live['memory_mb_each']:.1f} MB each, all answered, deleted in {live['delete_all_s']:.1f} s")
 
 
+def _cpu_cgroup_dir() -> Path | None:
+    """This process's cgroup v1 ``cpu`` directory, if there is one."""
+    own = next((line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                if "cpu" in line.split(":", 2)[1].split(",")), None)
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        _, mount_point, kind, options, *_ = line.split()
+        if own is not None and kind == "cgroup" and "cpu" in options.split(","):
+            return Path(mount_point) / own.lstrip("/")
+    return None
+
+
+@contextlib.contextmanager
+def own_cpu_group(enabled: bool) -> Iterator[str]:
+    """Run in a CPU cgroup of our own, so other work on the machine weighs on both sides alike.
+
+    The sandboxes nest below this process's cgroup and the bare subprocesses
+    inherit it, so in a group of their own both compete with the rest of the
+    machine as one. Left in the root group, the kernel's autogroup would give
+    every bare subprocess together one session's share against other sessions,
+    while the sandboxes' cgroups compete on their own terms.
+    """
+    home = _cpu_cgroup_dir() if enabled and os.geteuid() == 0 else None
+    if home is None:
+        yield "the benchmark shares the machine's CPU as it is (no cgroup v1 cpu group of its own)"
+        return
+    group = home / f"vf-sandbox-bench-{os.getpid()}"
+    group.mkdir()
+    (group / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        yield f"the benchmark and its sandboxes in their own cpu cgroup ({group})"
+    finally:
+        (home / "cgroup.procs").write_text(str(os.getpid()))
+        for leftover in sorted(group.iterdir()):  # sandbox parents the backends left (they remove them when empty)
+            if leftover.is_dir():
+                leftover.rmdir()
+        group.rmdir()
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
+    with own_cpu_group(args.own_cgroup) as placement:
+        report = await _run(args)
+    report["placement"] = placement
+    return report
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(args.root)
-    backend = LocalBackend(LocalBackendConfig(root_dir=root))
+    backend = LocalBackend(LocalBackendConfig(root_dir=root, cpu_weight=args.cpu_weight))
     client = AsyncSandboxClient(backend)
     caps = await backend.start()
     scale = 4 if args.quick else 1
     report: dict[str, Any] = {"host": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at start",
-                              "isolation": caps.summary(), "exec": [], "create": {}}
+                              "isolation": caps.summary(), "cpu_weight": args.cpu_weight, "exec": [], "create": {}}
     try:
-        for command in ("echo 1", "python3 -c pass"):
-            report["exec"].append(await bench_exec(client, command, 200 // scale, 1))
-            report["exec"].append(await bench_exec(client, command, 512 // scale, 32))
-        report["create"]["cold"] = await bench_create(root, 40 // scale, pool=0)
-        report["create"]["warm pool"] = await bench_create(root, 40 // scale, pool=4)
-        if args.live:
+        if args.only in (None, "exec"):
+            for command in ("echo 1", "python3 -c pass"):
+                for in_flight, total in ((1, 200), (32, 512)):
+                    rounds = [await bench_exec(client, command, total // scale, in_flight, bare_first=bool(r % 2))
+                              for r in range(args.repeats)]
+                    report["exec"].append(_median_row(rounds))
+        if args.only in (None, "create"):
+            report["create"]["cold"] = await bench_create(root, 40 // scale, pool=0)
+            report["create"]["warm pool"] = await bench_create(root, 40 // scale, pool=4)
+        if args.live and args.only in (None, "live"):
             report["live"] = await bench_live(client, 16 if args.quick else args.live)
     finally:
         await backend.close()
@@ -165,9 +239,17 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a quarter of the runs and 16 live sandboxes")
     parser.add_argument("--live", type=int, default=256, help="idle sandboxes to hold at once (0: skip)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of each exec comparison (medians reported)")
+    parser.add_argument("--only", choices=("exec", "create", "live"), help="run one part only")
+    parser.add_argument("--cpu-weight", choices=("per_sandbox", "shared"), default="per_sandbox",
+                        help="LocalBackendConfig.cpu_weight of the sandboxes measured")
+    parser.add_argument("--no-own-cgroup", dest="own_cgroup", action="store_false",
+                        help="stay in this process's cgroup (see own_cpu_group: other load then skews the ratios)")
     parser.add_argument("--root", default=f"/var/tmp/vf-sandbox-bench-{os.getpid()}", help="sandbox root")
     parser.add_argument("--json", help="also write the figures to this file")
     options = parser.parse_args()
+    if options.repeats < 1:
+        parser.error("--repeats must be at least 1")
     result = asyncio.run(main(options))
     _print(result)
     if options.json:

@@ -29,7 +29,6 @@ import os
 import resource
 import selectors
 import signal
-import subprocess
 import sys
 import time
 
@@ -78,15 +77,14 @@ class Loop:
 class Stream:
     """One output pipe of a command: keeps the first ``limit`` bytes, drops the rest."""
 
-    def __init__(self, job: "Job", pipe, limit: int) -> None:
-        self.job, self.pipe, self.limit = job, pipe, limit
-        self.fd = pipe.fileno()
+    def __init__(self, job: "Job", fd: int, limit: int) -> None:
+        self.job, self.fd, self.limit = job, fd, limit
         self.chunks: list[bytes] = []
         self.kept = 0
         self.truncated = False
         self.open = True
-        os.set_blocking(self.fd, False)
-        job.loop.watch(self.fd, self.on_readable)
+        os.set_blocking(fd, False)
+        job.loop.watch(fd, self.on_readable)
 
     def on_readable(self) -> None:
         if not self.open:
@@ -110,7 +108,7 @@ class Stream:
         if self.open:
             self.open = False
             self.job.loop.unwatch(self.fd)
-            self.pipe.close()
+            os.close(self.fd)
 
     def text(self) -> str:
         return b"".join(self.chunks).decode("utf-8", "replace")
@@ -122,40 +120,20 @@ class Job:
     def __init__(self, agent: "Agent", request_id, command: str, timeout: float, cwd: str, env: dict) -> None:
         self.agent, self.loop, self.id = agent, agent.loop, request_id
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            [agent.shell, "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
-        )
-        prefer_to_kill(self.proc.pid)
-        self.streams = [Stream(self, pipe, agent.max_output) for pipe in (self.proc.stdout, self.proc.stderr)]
+        self.pid, pipes = spawn([agent.shell, "-c", command], env, cwd, capture=True)
+        prefer_to_kill(self.pid)
+        self.streams = [Stream(self, fd, agent.max_output) for fd in pipes]
         self.exited = self.timed_out = self.done = False
+        self.returncode = 0
         self.grace = None
         self.timer = self.loop.later(timeout, self.on_timeout)
-        self.pidfd = self._watch_exit()
+        on_exit(self.loop, self.pid, self.on_exit)
 
-    def _watch_exit(self):
-        try:
-            pidfd = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):  # Python < 3.9 or kernel < 5.3: poll instead
-            self.loop.later(0.005, self._poll_exit)
-            return None
-        self.loop.watch(pidfd, self.on_exit)
-        return pidfd
-
-    def _poll_exit(self) -> None:
-        if self.proc.poll() is None:
-            self.loop.later(0.005, self._poll_exit)
-        else:
-            self.on_exit()
-
-    def on_exit(self) -> None:
+    def on_exit(self, status: int) -> None:
         if self.exited:
             return
         self.exited = True
-        if self.pidfd is not None:
-            self.loop.unwatch(self.pidfd)
-            os.close(self.pidfd)
-        self.proc.wait()
+        self.returncode = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         Loop.cancel(self.timer)
         if not self.maybe_finish():
             self.grace = self.loop.later(GRACE_S, self.finish)
@@ -169,7 +147,7 @@ class Job:
     def kill(self) -> None:
         """Kill the command's session (what it started in the background too, unless it left the session)."""
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
@@ -186,14 +164,71 @@ class Job:
         Loop.cancel(self.grace)
         for stream in self.streams:
             stream.close()
-        code = self.proc.returncode
         self.agent.jobs.pop(self.id, None)
         self.agent.reply({
             "id": self.id, "stdout": self.streams[0].text(), "stderr": self.streams[1].text(),
-            "exit_code": 128 - code if code < 0 else code, "timed_out": self.timed_out,
+            "exit_code": self.returncode, "timed_out": self.timed_out,
             "truncated": any(s.truncated for s in self.streams),
             "duration_s": round(time.monotonic() - self.started, 6),
         })
+
+
+# Python ignores these; an exec'd program must get the default actions back (``yes | head`` relies on SIGPIPE).
+_DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def spawn(argv: list, env: dict, cwd: str, capture: bool) -> tuple:
+    """Start ``argv`` in a session of its own with stdin on /dev/null; returns its pid and, with
+    ``capture``, the read ends of its stdout and stderr pipes (else both go to /dev/null).
+
+    ``posix_spawn`` (vfork and exec in the C library) costs half the agent time of
+    ``subprocess.Popen``, which matters when the command itself is trivial. Its
+    children inherit no other descriptor: Python opens every one close-on-exec. The
+    agent is single-threaded, so it can change its own directory for the child.
+    (``setsid`` needs glibc 2.26 or later.)
+    """
+    actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)]
+    ends: list = []
+    if capture:
+        ends = [os.pipe(), os.pipe()]
+        actions += [(os.POSIX_SPAWN_DUP2, ends[0][1], 1), (os.POSIX_SPAWN_DUP2, ends[1][1], 2)]
+    else:
+        actions += [(os.POSIX_SPAWN_OPEN, fd, "/dev/null", os.O_WRONLY, 0) for fd in (1, 2)]
+    try:
+        os.chdir(cwd)
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_DEFAULT_SIGNALS)
+    except BaseException:
+        for read_end, _ in ends:
+            os.close(read_end)
+        raise
+    finally:
+        for _, write_end in ends:
+            os.close(write_end)
+    return pid, [read_end for read_end, _ in ends]
+
+
+def on_exit(loop: Loop, pid: int, callback) -> None:
+    """Reap ``pid`` when it exits and call ``callback(wait status)``."""
+    def reap() -> None:
+        if pidfd is not None:
+            loop.unwatch(pidfd)
+            os.close(pidfd)
+        callback(os.waitpid(pid, 0)[1])
+
+    def poll() -> None:
+        reaped, status = os.waitpid(pid, os.WNOHANG)
+        if reaped == 0:
+            loop.later(0.005, poll)
+        else:
+            callback(status)
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # Python < 3.9 or kernel < 5.3: poll instead
+        pidfd = None
+        loop.later(0.005, poll)
+        return
+    loop.watch(pidfd, reap)
 
 
 class Agent:
@@ -241,7 +276,7 @@ class Agent:
             return
         try:
             command, timeout = str(request["command"]), float(request["timeout"])
-            cwd = str(request.get("cwd") or self.default_cwd)
+            cwd = os.path.join(self.default_cwd, str(request.get("cwd") or ""))  # relative: to the default
             env = {**self.base_env, **{str(k): str(v) for k, v in (request.get("env") or {}).items()}}
         except (KeyError, TypeError, ValueError) as error:
             self.reply({"id": request_id, "error": "bad request: %s" % error, "kind": "bad_request"})
@@ -251,7 +286,7 @@ class Agent:
             return
         try:
             self.jobs[request_id] = Job(self, request_id, command, timeout, cwd, env)
-        except OSError as error:  # e.g. E2BIG for a command longer than the kernel's argument limit
+        except (OSError, ValueError) as error:  # E2BIG for a command over the kernel's limit, a NUL byte, ...
             self.reply({"id": request_id, "error": "cannot start the command: %s" % error, "kind": "bad_request"})
 
     def sweep(self) -> None:
@@ -312,10 +347,10 @@ def apply_limits(limits: dict) -> None:
         resource.setrlimit(getattr(resource, "RLIMIT_" + name), (int(value), int(value)))
 
 
-def start_background(command: str, env: dict, cwd: str) -> None:
-    """The sandbox's start command: detached, its output discarded."""
-    subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
+def start_background(agent: Agent, command: str) -> None:
+    """The sandbox's start command: detached, its output discarded, reaped when it ends."""
+    pid, _ = spawn(["/bin/sh", "-c", command], agent.base_env, agent.default_cwd, capture=False)
+    on_exit(agent.loop, pid, lambda status: None)
 
 
 def main() -> None:
@@ -323,7 +358,7 @@ def main() -> None:
     apply_limits(config.get("rlimits", {}))
     agent = Agent(config)
     if config.get("start_command"):
-        start_background(config["start_command"], agent.base_env, agent.default_cwd)
+        start_background(agent, config["start_command"])
     agent.serve()
 
 

@@ -46,6 +46,9 @@ class CreateSandboxRequest(BaseModel):
     max_processes: int = Field(256, ge=8, le=65536,
                                description="Most processes and threads alive at once (fork bombs stop here).")
     timeout_minutes: float = Field(60, gt=0, le=1440, description="Lifetime: deleted this long after creation.")
+    idle_timeout_minutes: float | None = Field(
+        None, gt=0, le=1440,
+        description="Deleted after this long without a command or file transfer (none in flight); None: never idle.")
     network_access: bool = Field(False,
                                  description="False: no network at all (own loopback only). True: the host's network.")
     environment_vars: dict[str, str] = Field(default_factory=dict, description="Variables every command sees.")
@@ -85,6 +88,7 @@ class Sandbox(BaseModel):
     disk_size_gb: float
     max_processes: int
     timeout_minutes: float
+    idle_timeout_minutes: float | None = None
     network_access: bool
     docker_image: str
     error_message: str | None = None

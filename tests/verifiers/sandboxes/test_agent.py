@@ -65,3 +65,18 @@ def test_background_holders_of_the_pipes_do_not_stall_the_answer(tmp_path: Path)
                         {"env": {"PATH": "/usr/bin:/bin"}, "cwd": str(tmp_path)}, wait_s=1.0)
     answer = next(a for a in answers if a.get("id") == 1)
     assert answer["stdout"] == "started\n" and answer["duration_s"] < 0.5
+
+
+def test_commands_get_default_signals_relative_dirs_and_survive_bad_arguments(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    answers = _converse([
+        json.dumps({"id": 1, "command": "yes | head -n 1; echo ${PIPESTATUS[0]}", "timeout": 5}),
+        json.dumps({"id": 2, "command": "echo a\u0000b", "timeout": 5}),
+        json.dumps({"id": 3, "command": "true", "timeout": 5, "env": {"A=B": "c"}}),
+        json.dumps({"id": 4, "command": "pwd", "timeout": 5, "cwd": "sub"}),
+        json.dumps({"id": 5, "command": "pwd", "timeout": 5}),
+    ], {"env": {"PATH": "/usr/bin:/bin"}, "cwd": str(tmp_path)}, wait_s=1.0)
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[1]["stdout"] == "y\n141\n"  # `yes` died of SIGPIPE (128 + 13), not of a write error
+    assert by_id[2]["kind"] == "bad_request" and by_id[3]["kind"] == "bad_request"
+    assert by_id[4]["stdout"] == f"{tmp_path}/sub\n" and by_id[5]["stdout"] == f"{tmp_path}\n"

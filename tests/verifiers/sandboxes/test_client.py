@@ -191,6 +191,20 @@ async def test_lifetime_ends_the_sandbox_without_any_call(client: AsyncSandboxCl
         await client.execute_command(box, "true")
 
 
+async def test_idle_timeout_spares_a_sandbox_in_use_and_ends_an_idle_one(any_client: AsyncSandboxClient) -> None:
+    box = (await any_client.create(CreateSandboxRequest(idle_timeout_minutes=1.5 / 60))).id
+    await any_client.wait_for_creation(box, timeout=30)
+    assert (await any_client.get(box)).idle_timeout_minutes == 1.5 / 60
+    for _ in range(4):  # a call every 0.5 s keeps it alive past its idle limit
+        await asyncio.sleep(0.5)
+        await any_client.upload_bytes(box, "f", b"x")
+    assert (await any_client.execute_command(box, "sleep 2; echo done")).stdout == "done\n"  # busy is not idle
+    await asyncio.sleep(2.5)
+    assert (await any_client.get(box)).status is SandboxStatus.TIMEOUT
+    with pytest.raises(SandboxNotRunningError):
+        await any_client.execute_command(box, "true")
+
+
 async def test_start_command_runs_in_the_background(client: AsyncSandboxClient, make_sandbox) -> None:
     box = await make_sandbox(start_command="echo started > /tmp/marker; sleep 600")
     for _ in range(50):
@@ -214,6 +228,7 @@ async def test_many_sandboxes_and_commands_at_once(client: AsyncSandboxClient) -
 @pytest.mark.parametrize("fields", [
     {"cpu_cores": 0}, {"memory_gb": -1}, {"labels": ["bad label"]}, {"environment_vars": {"1X": "v"}},
     {"environment_vars": {"A": "nul\0"}}, {"unknown_field": 1}, {"timeout_minutes": 0}, {"max_processes": 1},
+    {"idle_timeout_minutes": 0}, {"idle_timeout_minutes": -1}, {"idle_timeout_minutes": 2000},
 ])
 def test_bad_requests_are_refused_before_anything_starts(fields: dict) -> None:
     with pytest.raises(ValidationError):

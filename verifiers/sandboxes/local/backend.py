@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import threading
+import time
 import uuid
 import weakref
 from collections import OrderedDict
@@ -56,6 +57,7 @@ class LocalBackend(SandboxBackend):
         self._ended: OrderedDict[str, Sandbox] = OrderedDict()
         self._by_key: dict[str, str] = {}
         self._expiry: dict[str, asyncio.TimerHandle] = {}
+        self._idle: dict[str, asyncio.TimerHandle] = {}
         self._slot_hint = itertools.count()
         self._background: set[asyncio.Future[None]] = set()
         self._starts = asyncio.Semaphore(self.config.max_parallel_starts or 2 * (os.cpu_count() or 1))
@@ -125,13 +127,16 @@ class LocalBackend(SandboxBackend):
         sandbox = (self._pool.take(request) if self._pool is not None else None) or self._spawn(request)
         record = sandbox.record
         record.name, record.labels = request.name, list(request.labels)
-        record.timeout_minutes = request.timeout_minutes
+        record.timeout_minutes, record.idle_timeout_minutes = request.timeout_minutes, request.idle_timeout_minutes
         record.created_at = datetime.now(timezone.utc)
         self._live[record.id] = sandbox
         if idempotency_key is not None:
             self._by_key[idempotency_key] = record.id
         loop = asyncio.get_running_loop()
         self._expiry[record.id] = loop.call_later(request.timeout_minutes * 60, self._expire, record.id)
+        if request.idle_timeout_minutes is not None:
+            sandbox.last_call = time.monotonic()
+            self._idle[record.id] = loop.call_later(request.idle_timeout_minutes * 60, self._check_idle, record.id)
         return record.model_copy()
 
     def _spawn(self, request: CreateSandboxRequest) -> LocalSandbox:
@@ -203,17 +208,22 @@ class LocalBackend(SandboxBackend):
                       env: dict[str, str] | None = None) -> CommandResponse:
         sandbox = self._sandbox(sandbox_id)
         try:
-            return await sandbox.execute(command, timeout, working_dir, env)
+            with sandbox.in_use():
+                return await sandbox.execute(command, timeout, working_dir, env)
         except SandboxNotRunningError:
             if sandbox.record.status is SandboxStatus.ERROR:  # died under us: clean it up now
                 await self._end(sandbox, SandboxStatus.ERROR, "the sandbox failed")
             raise
 
     async def write_file(self, sandbox_id: str, path: str, data: bytes) -> None:
-        await self._sandbox(sandbox_id).write_file(path, data)
+        sandbox = self._sandbox(sandbox_id)
+        with sandbox.in_use():
+            await sandbox.write_file(path, data)
 
     async def read_file(self, sandbox_id: str, path: str, max_bytes: int) -> bytes:
-        return await self._sandbox(sandbox_id).read_file(path, max_bytes)
+        sandbox = self._sandbox(sandbox_id)
+        with sandbox.in_use():
+            return await sandbox.read_file(path, max_bytes)
 
     async def delete(self, sandbox_id: str) -> None:
         sandbox = self._live.get(sandbox_id)
@@ -253,15 +263,27 @@ class LocalBackend(SandboxBackend):
             logger.info("sandbox %s reached its lifetime of %s min", sandbox_id, sandbox.record.timeout_minutes)
             self._hold(asyncio.ensure_future(self._end(sandbox, SandboxStatus.TIMEOUT, "its lifetime ran out")))
 
+    def _check_idle(self, sandbox_id: str) -> None:
+        sandbox = self._live.get(sandbox_id)
+        if sandbox is None or sandbox.record.idle_timeout_minutes is None:
+            return
+        left = sandbox.idle_left(sandbox.record.idle_timeout_minutes * 60)
+        if left > 0:  # used since this timer was set: look again when it could have been idle long enough
+            self._idle[sandbox_id] = asyncio.get_running_loop().call_later(left, self._check_idle, sandbox_id)
+            return
+        logger.info("sandbox %s was idle for %s min", sandbox_id, sandbox.record.idle_timeout_minutes)
+        self._hold(asyncio.ensure_future(self._end(sandbox, SandboxStatus.TIMEOUT, "it was idle too long")))
+
     async def _end(self, sandbox: LocalSandbox, status: SandboxStatus, reason: str) -> None:
         sandbox_id = sandbox.record.id
         if self._live.pop(sandbox_id, None) is None:
             return  # ended concurrently
         if sandbox.record.status is not SandboxStatus.ERROR:
             sandbox.record.status = status
-        timer = self._expiry.pop(sandbox_id, None)
-        if timer is not None:
-            timer.cancel()
+        for timers in (self._expiry, self._idle):
+            timer = timers.pop(sandbox_id, None)
+            if timer is not None:
+                timer.cancel()
         if sandbox.ready_task is not None and not sandbox.ready_task.done():
             sandbox.ready_task.cancel()
         if sandbox.ready_task is not None:

@@ -1,26 +1,21 @@
 """Per-sandbox cgroups for memory, processes and CPU: v1 or v2, whichever this machine has writable.
 
 Each sandbox gets a cgroup below ``<own cgroup>/<parent name>`` (its parent is
-the caller's own cgroup, so the caller's limits keep applying). Its processes
-join before bwrap starts (the launcher writes its pid into ``procs_files``),
-so nothing forks outside it. :meth:`SandboxCgroup.kill` freezes it, kills
+the caller's own cgroup, so the caller's limits keep applying; :mod:`.cgroup_detect`
+finds it). Its processes join before bwrap starts (the launcher writes its pid
+into ``procs_files``), so nothing forks outside it. :meth:`SandboxCgroup.kill` freezes it, kills
 every member and waits until it is empty, so a fork bomb cannot outrun it.
 """
 
 from __future__ import annotations
 
 import abc
-import logging
 import os
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-logger = logging.getLogger("verifiers.sandboxes")
-
-_MOUNTS = Path("/proc/self/mounts")
-_OWN = Path("/proc/self/cgroup")
 _CPU_PERIOD_US = 100_000
 
 
@@ -121,6 +116,28 @@ class CgroupDriver(abc.ABC):
 
     version: str
     controllers: tuple[str, ...]
+    weight_per_sandbox = True  # see balance(); the probe sets it from LocalBackendConfig.cpu_weight
+
+    @abc.abstractmethod
+    def _weight(self) -> tuple[Path, int, int]:
+        """The parent's CPU weight file, the weight of one plain process, and the largest weight allowed."""
+
+    def balance(self) -> None:
+        """Give the parent the CPU weight of one host process per sandbox in it.
+
+        All sandboxes share one parent, and under contention the kernel divides CPU
+        between siblings by weight: left at its default, the parent weighs as one
+        process, so 32 busy sandboxes together got what one plain subprocess gets.
+        Each sandbox stays capped at its own ``cpu_cores`` either way.
+        """
+        if not self.weight_per_sandbox or "cpu" not in self.controllers:
+            return
+        path, one, most = self._weight()
+        try:
+            count = sum(1 for entry in os.scandir(path.parent) if entry.is_dir())
+            _write(path, str(min(most, one * max(1, count))))
+        except OSError:  # the parent went away (another backend on this root); the next create balances
+            pass
 
     @abc.abstractmethod
     def create(self, name: str, limits: Limits) -> SandboxCgroup: ...
@@ -191,7 +208,11 @@ class V1Driver(CgroupDriver):
         if "cpu" in dirs:
             _write(dirs["cpu"] / "cpu.cfs_period_us", str(_CPU_PERIOD_US))
             _write(dirs["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(limits.cpu_cores * _CPU_PERIOD_US))))
+        self.balance()
         return _V1Cgroup(dirs)
+
+    def _weight(self) -> tuple[Path, int, int]:
+        return self.parents.get("cpu", Path("/nonexistent")) / "cpu.shares", 1024, 262_144
 
     def open(self, name: str) -> SandboxCgroup:
         return _V1Cgroup({c: p for c, p in self._dirs(name).items() if p.exists()})
@@ -255,7 +276,11 @@ class V2Driver(CgroupDriver):
             _write(path / "pids.max", str(limits.max_processes))
         if "cpu" in self.controllers:
             _write(path / "cpu.max", f"{max(1000, int(limits.cpu_cores * _CPU_PERIOD_US))} {_CPU_PERIOD_US}")
+        self.balance()
         return _V2Cgroup(path)
+
+    def _weight(self) -> tuple[Path, int, int]:
+        return self.parent / "cpu.weight", 100, 10_000
 
     def open(self, name: str) -> SandboxCgroup:
         return _V2Cgroup(self.parent / name)
@@ -267,79 +292,4 @@ class V2Driver(CgroupDriver):
         _rmdir_if_empty(self.parent)
 
 
-# -- detection -----------------------------------------------------------------------------------
-
-_WANTED = ("memory", "pids", "cpu")
-
-
-def _own_paths() -> dict[str, str]:
-    """Controller (or "" for the v2 hierarchy) → this process's cgroup path."""
-    paths: dict[str, str] = {}
-    for line in _OWN.read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(",") if controllers else [""]:
-            paths[controller] = path
-    return paths
-
-
-def _mounts(fs_type: str) -> list[tuple[Path, set[str]]]:
-    found = []
-    for line in _MOUNTS.read_text().splitlines():
-        _, mount_point, kind, options, *_ = line.split()
-        if kind == fs_type:
-            found.append((Path(mount_point), set(options.split(","))))
-    return found
-
-
-def _detect_v1(parent_name: str) -> V1Driver | None:
-    own = _own_paths()
-    parents: dict[str, Path] = {}
-    for mount_point, options in _mounts("cgroup"):
-        for controller in (*_WANTED, "freezer"):
-            if controller in options and controller in own:
-                parent = mount_point / own[controller].lstrip("/") / parent_name
-                try:
-                    parent.mkdir(exist_ok=True)  # proves it writable; made again by the first create
-                except OSError:
-                    continue
-                _rmdir_if_empty(parent)
-                parents[controller] = parent
-    return V1Driver(parents) if any(c in parents for c in _WANTED) else None
-
-
-def _detect_v2(parent_name: str) -> V2Driver | None:
-    own = _own_paths().get("")
-    if own is None:
-        return None
-    for mount_point, _ in _mounts("cgroup2"):
-        base = mount_point / own.lstrip("/")
-        controllers_file = base / "cgroup.controllers"
-        available = set(controllers_file.read_text().split()) if controllers_file.exists() else set()
-        wanted = [c for c in _WANTED if c in available]
-        if not wanted:
-            continue
-        parent = base / parent_name
-        try:
-            parent.mkdir(exist_ok=True)
-            enabled = set((base / "cgroup.subtree_control").read_text().split())
-            missing = [c for c in wanted if c not in enabled]
-            if missing:  # fails (EBUSY) when our own cgroup holds processes and is not the root
-                _write(base / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
-            _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
-        except OSError as error:
-            logger.debug("cgroup v2 at %s not usable: %s", base, error)
-            continue
-        return V2Driver(parent, tuple(wanted))
-    return None
-
-
-def detect(parent_name: str) -> CgroupDriver | None:
-    """A driver for whichever cgroup version gives writable memory/pids/cpu controllers, v2 first."""
-    try:
-        return _detect_v2(parent_name) or _detect_v1(parent_name)
-    except OSError as error:
-        logger.debug("no usable cgroups: %s", error)
-        return None
-
-
-__all__ = ["Limits", "SandboxCgroup", "CgroupDriver", "V1Driver", "V2Driver", "detect"]
+__all__ = ["Limits", "SandboxCgroup", "CgroupDriver", "V1Driver", "V2Driver"]

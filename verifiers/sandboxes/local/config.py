@@ -56,5 +56,13 @@ class LocalBackendConfig(BaseModel):
         description="Sandboxes starting at once; more wait their turn (default: twice the CPU count).")
     seccomp: bool = Field(True, description="Install the seccomp filter where the architecture is supported.")
     cgroups: bool = Field(True, description="Limit memory, processes and CPU with cgroups where writable.")
+    cpu_weight: Literal["per_sandbox", "shared"] = Field(
+        "per_sandbox",
+        description=(
+            "How sandboxes share contended CPU with the host's other processes (each stays capped at its "
+            "cpu_cores). per_sandbox: each weighs as much as one host process, as a plain subprocess would. "
+            "shared: all of them together weigh as much as one process, so the host's own work comes first."
+        ),
+    )
 
 __all__ = ["LocalBackendConfig", "default_root_dir"]

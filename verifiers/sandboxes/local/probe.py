@@ -18,6 +18,7 @@ from pathlib import Path
 
 from verifiers.sandboxes.errors import SandboxUnavailableError
 from verifiers.sandboxes.local import cgroups as cgroup_mod
+from verifiers.sandboxes.local.cgroup_detect import detect as detect_cgroups
 from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.launcher import LaunchPlan, etc_files, launcher_args, seccomp_memfd
 from verifiers.sandboxes.local.mounts import mount_tmpfs, unmount
@@ -122,7 +123,9 @@ def probe(config: LocalBackendConfig, agent_file: Path) -> Capabilities:
     if caps.setpriv:
         check_searchable(config.root_dir)
     caps.tmpfs = root and _try_tmpfs(config.root_dir)
-    caps.cgroups = cgroup_mod.detect(cgroup_parent_name(config.root_dir)) if config.cgroups else None
+    caps.cgroups = detect_cgroups(cgroup_parent_name(config.root_dir)) if config.cgroups else None
+    if caps.cgroups is not None:
+        caps.cgroups.weight_per_sandbox = config.cpu_weight == "per_sandbox"
     caps.seccomp_filter = build_filter() if config.seccomp else None
     _smoke_test(caps, config, agent_file)
     _note_gaps(caps, config, root)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
 import subprocess
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +65,9 @@ class LocalSandbox:
         self.process: subprocess.Popen[bytes] | None = None
         self.link: AgentLink | None = None
         self.ready_task: asyncio.Task[None] | None = None
+        self._oom_seen = 0  # the cgroup's OOM-kill count at the last check (a new cgroup starts at 0)
+        self.calls_in_flight = 0  # an idle timeout never ends a sandbox while a call is running
+        self.last_call = time.monotonic()
 
     # -- paths --------------------------------------------------------------------------------
 
@@ -102,6 +108,7 @@ class LocalSandbox:
         assert self.link is not None
         await self.link.open(self.host.config.ready_timeout_s)
         self.record.status = SandboxStatus.RUNNING
+        self.last_call = time.monotonic()  # idle from now (a pooled one: from its hand-out)
 
     def _prepare(self) -> None:
         config, caps = self.host.config, self.host.caps
@@ -174,6 +181,22 @@ class LocalSandbox:
 
     # -- use ----------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Mark a call (command or file transfer) in flight, for the idle timeout."""
+        self.calls_in_flight += 1
+        try:
+            yield
+        finally:
+            self.calls_in_flight -= 1
+            self.last_call = time.monotonic()
+
+    def idle_left(self, idle_s: float) -> float:
+        """Seconds until the sandbox has been idle ``idle_s`` (all of it while starting or while a call runs)."""
+        if self.calls_in_flight or self.record.status is SandboxStatus.PENDING:
+            return idle_s
+        return self.last_call + idle_s - time.monotonic()
+
     async def wait_ready(self) -> None:
         if self.record.status in (SandboxStatus.TERMINATED, SandboxStatus.TIMEOUT):
             raise SandboxNotRunningError(f"sandbox {self.record.id} was deleted ({self.record.status.value})")
@@ -188,13 +211,12 @@ class LocalSandbox:
         if size > self.host.config.max_command_bytes:
             raise SandboxError(f"the command has {size} bytes, over max_command_bytes="
                                f"{self.host.config.max_command_bytes}: upload it as a file and run that")
-        before = self.cgroup.oom_kills() if self.cgroup else 0
         cwd = self._agent_path(working_dir) if working_dir else None
         request = {"command": command, "timeout": timeout, "cwd": cwd, "env": env or {}}
         try:
             reply = await self.link.call(request, timeout + _AGENT_MARGIN_S)
         except AgentGone:
-            raise self.lost_error(before) from None
+            raise self.lost_error() from None
         except asyncio.TimeoutError:
             self.record.status = SandboxStatus.ERROR
             self.record.error_message = "the agent stopped answering"
@@ -203,19 +225,27 @@ class LocalSandbox:
             if reply.get("kind") == "not_found":
                 raise SandboxFileNotFoundError(reply["error"])
             raise SandboxError(reply["error"])
-        oom = (not reply["timed_out"] and reply["exit_code"] == 137
-               and self.cgroup is not None and self.cgroup.oom_kills() > before)
+        oom = not reply["timed_out"] and reply["exit_code"] == 137 and self._new_oom_kill()
         return CommandResponse(
             stdout=reply["stdout"], stderr=reply["stderr"], exit_code=reply["exit_code"],
             timed_out=reply["timed_out"], oom_killed=oom, truncated=reply["truncated"], duration_s=reply["duration_s"],
         )
 
-    def lost_error(self, oom_before: int = 0) -> SandboxError:
+    def _new_oom_kill(self) -> bool:
+        """Whether the kernel killed a process here for memory since the last check. Checked only after
+        a SIGKILL, so the common path of a command reads no cgroup file."""
+        if self.cgroup is None:
+            return False
+        count = self.cgroup.oom_kills()
+        seen, self._oom_seen = self._oom_seen, count
+        return count > seen
+
+    def lost_error(self) -> SandboxError:
         """The error for a sandbox whose agent vanished: deleted, OOM-killed, or crashed."""
         if self.record.status in (SandboxStatus.TERMINATED, SandboxStatus.TIMEOUT):
             return SandboxNotRunningError(f"sandbox {self.record.id} was deleted ({self.record.status.value})")
         self.record.status = SandboxStatus.ERROR
-        if self.cgroup is not None and self.cgroup.oom_kills() > oom_before:
+        if self._new_oom_kill():
             self.record.error_message = "killed for memory"
             return SandboxOOMError(f"sandbox {self.record.id} ran out of memory and its agent was killed")
         self.record.error_message = "the agent exited"

@@ -77,6 +77,7 @@ def release(slot: Slot, files_dir: Path, cgroups: CgroupDriver | None) -> None:
     """Kill the slot's processes, unmount and delete its files, remove its cgroup and the slot."""
     if cgroups is not None:
         cgroups.open(slot.cgroup_name).remove()
+        cgroups.balance()
     if files_dir.exists() and is_mounted(files_dir):
         unmount(files_dir)
     shutil.rmtree(slot.path, ignore_errors=True)
@@ -110,6 +111,8 @@ def reap(root: Path, files_name: str, cgroups: CgroupDriver | None) -> int:
     for name in cgroups.names() if cgroups is not None else []:
         if name not in live and not (root / name[1:]).exists():
             cgroups.open(name).remove()
+    if cgroups is not None:
+        cgroups.balance()
     if reaped:
         logger.warning("reaped %d sandbox(es) left behind by a crashed process under %s", reaped, root)
     return reaped

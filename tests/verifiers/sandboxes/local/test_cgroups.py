@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.sandboxes.local.cgroups import Limits, V1Driver, V2Driver, detect
+from verifiers.sandboxes.local.cgroup_detect import detect
+from verifiers.sandboxes.local.cgroups import Limits, V1Driver, V2Driver
 
 LIMITS = Limits(memory_bytes=256 << 20, max_processes=64, cpu_cores=0.5)
 
@@ -49,3 +50,45 @@ def test_v1_on_this_machine_limits_and_empties_a_real_cgroup() -> None:
         group.remove()
         driver.remove_parent()
     assert not (driver.parents["pids"] / "s-test").exists() and driver.names() == []
+
+
+def test_v2_parent_weighs_one_process_per_sandbox_unless_shared(tmp_path: Path) -> None:
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    driver = V2Driver(parent, ("memory", "pids", "cpu"))
+    driver.create("s1", LIMITS)
+    assert (parent / "cpu.weight").read_text() == "100"
+    for n in range(2, 4):
+        driver.create(f"s{n}", LIMITS)
+    assert (parent / "cpu.weight").read_text() == "300"
+    for n in range(4, 120):
+        (parent / f"s{n}").mkdir()
+    driver.balance()
+    assert (parent / "cpu.weight").read_text() == "10000"  # the kernel's largest weight
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    driver = V2Driver(shared, ("memory", "pids", "cpu"))
+    driver.weight_per_sandbox = False
+    driver.create("s1", LIMITS)
+    driver.create("s2", LIMITS)
+    assert not (shared / "cpu.weight").exists()
+
+
+def test_v1_parent_shares_follow_the_live_sandboxes() -> None:
+    driver = detect("verifiers-sandboxes-cgroup-weight-test")
+    if driver is None or not isinstance(driver, V1Driver) or "cpu" not in driver.parents:
+        pytest.skip("needs writable cgroup v1 cpu controller (root on the project's machine)")
+    shares = driver.parents["cpu"] / "cpu.shares"
+    groups = []
+    try:
+        groups.append(driver.create("s-a", LIMITS))
+        assert shares.read_text().strip() == "1024"
+        groups.append(driver.create("s-b", LIMITS))
+        assert shares.read_text().strip() == "2048"
+        groups.pop().remove()
+        driver.balance()
+        assert shares.read_text().strip() == "1024"
+    finally:
+        for group in groups:
+            group.remove()
+        driver.remove_parent()
