@@ -1,6 +1,8 @@
 """Hub benchmark: the Environments Hub against pypiserver 2.4 serving the same files, in one run.
 
-Measured, each a median of ``--repeats`` rounds that alternate the two servers:
+Measured in ``--repeats`` rounds that alternate the two servers; each figure is a median over the
+rounds, and each Hub / pypiserver ratio the median of the rounds' own side-by-side ratios (so a
+slow moment on the shared machine hits both servers of a round rather than one figure):
 
 * requests/s for ``/simple/<name>/`` (HTML, and JSON as pip and uv ask for it; pypiserver always
   answers HTML) and for downloading the environment's wheel, under concurrent keep-alive load from
@@ -67,7 +69,9 @@ class Figures:
 
     package: str
     load: dict[str, dict[str, dict[str, float]]]
+    ratios: dict[str, dict[str, float]]  # per load: median of per-round Hub/pypiserver rps and CPU ratios
     pip_install_s: dict[str, float]
+    load_average: tuple[float, float]  # the machine's 1-minute load average at the start and the end
 
 
 @dataclass(frozen=True)
@@ -210,7 +214,15 @@ def _median(values: list[dict[str, float]], key: str) -> float:
     return statistics.median(v[key] for v in values)
 
 
+def _ratios(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
+    """Medians of the rounds' Hub/pypiserver ratios: requests/s, and pypiserver's CPU per request over the Hub's."""
+    pairs = list(zip(runs["hub"], runs["pypiserver"], strict=True))
+    return {"rps": statistics.median(h["rps"] / p["rps"] for h, p in pairs),
+            "cpu": statistics.median(p["cpu_ms_per_req"] / h["cpu_ms_per_req"] for h, p in pairs)}
+
+
 def run(args: argparse.Namespace) -> Figures:
+    load_start = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="vf-hub-bench-"))
     try:
         package = build_package(work / "dist", args.versions)
@@ -235,7 +247,9 @@ def run(args: argparse.Namespace) -> Figures:
             package=f"{package.name}=={package.version} ({len(package.files)} files listed)",
             load={label: {name: {k: _median(runs, k) for k in runs[0]} for name, runs in by.items()}
                   for label, by in rows.items()},
-            pip_install_s={name: statistics.median(times) for name, times in installs.items()})
+            ratios={label: _ratios(by) for label, by in rows.items()},
+            pip_install_s={name: statistics.median(times) for name, times in installs.items()},
+            load_average=(load_start, os.getloadavg()[0]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -243,13 +257,15 @@ def run(args: argparse.Namespace) -> Figures:
 def report(result: Figures, args: argparse.Namespace) -> str:
     """The figures as two Markdown tables (what docs/benchmarks.md records for the Hub)."""
     lines = [f"{result.package}; {args.connections} connections, {args.seconds:g} s per figure, "
-             f"median of {args.repeats}; Hub workers: {args.workers}", "",
-             "| load | Hub req/s | pypiserver req/s | Hub / pypiserver | Hub CPU ms/req | pypiserver CPU ms/req |",
-             "|---|---:|---:|---:|---:|---:|"]
+             f"median of {args.repeats}; Hub workers: {args.workers}; load average "
+             f"{result.load_average[0]:.1f} at the start, {result.load_average[1]:.1f} at the end", "",
+             "| load | Hub req/s | pypiserver req/s | Hub / pypiserver | Hub CPU ms/req | pypiserver CPU ms/req "
+             "| CPU ratio |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for label, by in result.load.items():
-        hub, peer = by["hub"], by["pypiserver"]
-        lines.append(f"| {label} | {hub['rps']:.0f} | {peer['rps']:.0f} | {hub['rps'] / peer['rps']:.2f}x | "
-                     f"{hub['cpu_ms_per_req']:.2f} | {peer['cpu_ms_per_req']:.2f} |")
+        hub, peer, ratio = by["hub"], by["pypiserver"], result.ratios[label]
+        lines.append(f"| {label} | {hub['rps']:.0f} | {peer['rps']:.0f} | {ratio['rps']:.2f}x | "
+                     f"{hub['cpu_ms_per_req']:.2f} | {peer['cpu_ms_per_req']:.2f} | {ratio['cpu']:.2f}x |")
     pip = result.pip_install_s
     lines += ["", f"| pip install --no-deps (median of {args.installs}) | seconds | vs local file |", "|---|---:|---:|"]
     for name, label in (("local", "the wheel from a local file"), ("hub", "from the Hub's index"),

@@ -24,9 +24,12 @@ from hub_server.errors import BadRequest, HubError, NotFound
 from hub_server.names import check_owner_name, parse_env_ref
 from hub_server.settings import Settings
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
-admin_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Offline administration (on the database).")
-token_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Create, list and revoke API tokens.")
+# Help texts are plain text: URLs like s3://BUCKET[/PREFIX] must not be read as rich markup.
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, rich_markup_mode=None)
+admin_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                        help="Offline administration (on the database).")
+token_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                        help="Create, list and revoke API tokens.")
 app.add_typer(admin_app, name="admin")
 app.add_typer(token_app, name="token")
 
@@ -71,6 +74,10 @@ def serve(
     public_url: Annotated[str | None, typer.Option(help=_help("public_url"))] = None,
     max_file_size: Annotated[int | None, typer.Option(help=_help("max_file_size"))] = None,
     workers: Annotated[int, typer.Option(min=1, help="App worker processes sharing the database and storage.")] = 1,
+    access_log: Annotated[bool, typer.Option(
+        "--access-log/--no-access-log",
+        help="Log one line per request (uvicorn's access log). Off saves CPU on busy indexes; "
+             "errors and start-up are logged either way.")] = True,
 ) -> None:
     """Run the Hub (migrates the database first)."""
     import uvicorn
@@ -85,7 +92,7 @@ def serve(
     except ValueError as error:
         raise _fail(error) from None
     uvicorn.run("hub_server.app:create_app", factory=True, host=host, port=port, workers=workers,
-                log_level="info", proxy_headers=True)
+                log_level="info", proxy_headers=True, access_log=access_log)
 
 
 @admin_app.command("create-user")
@@ -141,6 +148,37 @@ def quarantine(name: Annotated[str, typer.Argument(help="Project name.")],
 
     _offline(data_dir, database_url, lambda s: set_quarantined(s, name, not undo))
     typer.echo(f"{name}: {'visible again' if undo else 'quarantined'}")
+
+
+@admin_app.command("gc")
+def gc(grace_hours: Annotated[float, typer.Option(
+           min=0.0, help="Only blobs stored longer ago than this are candidates, so uploads in flight "
+                         "(blob stored, rows not yet committed) are never touched.")] = 24.0,
+       dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")] = False,
+       data_dir: DataDirOpt = None, database_url: DbOpt = None,
+       storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None) -> None:
+    """Delete stored blobs that no file references (left by failed or interrupted uploads)."""
+    from hub_server.db import Database
+    from hub_server.services.gc import collect_garbage
+    from hub_server.storage import open_storage
+
+    settings = _settings(data_dir, database_url)
+    if storage_url is not None:
+        settings = settings.model_copy(update={"storage_url": storage_url})
+    db = Database(settings.resolved_database_url())
+    try:
+        db.migrate()
+        storage = open_storage(settings.resolved_storage_url(), staging=settings.data_dir / "staging")
+        report = collect_garbage(db, storage, dt.timedelta(hours=grace_hours), dry_run=dry_run)
+    except HubError as error:
+        raise _fail(error) from None
+    finally:
+        db.dispose()
+    for blob in report.deleted:
+        typer.echo(f"{'would delete' if dry_run else 'deleted'} {blob.key} ({blob.size} bytes)")
+    typer.echo(f"{len(report.deleted)} unreferenced blob(s), {report.freed_bytes} bytes"
+               f"{' (dry run: nothing deleted)' if dry_run else ' deleted'}; {report.referenced} referenced, "
+               f"{report.too_young} younger than {grace_hours:g} h, {report.ignored} other key(s) left alone")
 
 
 def _offline(data_dir: Path | None, database_url: str | None, action: Any) -> None:

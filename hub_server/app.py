@@ -9,14 +9,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from hub_server import web
 from hub_server.api import evals, files, legacy, rest, simple
+from hub_server.api.blob_lane import BlobLane
 from hub_server.api.download_tracking import CountDownloads
-from hub_server.api.files_from_memory import FilesFromMemory
 from hub_server.context import Hub
 from hub_server.db.database import Database
 from hub_server.errors import HubError, NotAuthenticated, RateLimited
@@ -36,7 +38,25 @@ def _error_response(request: Request, error: HubError) -> Response:
     return PlainTextResponse(f"{error.message}\n", status_code=error.status, headers=headers)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+class HubApp(FastAPI):
+    """FastAPI with the Hub's blob lane in front of its whole stack (see ``hub_server.api.blob_lane``).
+
+    Plain anonymous downloads of cached blobs, most of an index's traffic by bytes and a good share
+    by requests, are answered before FastAPI's telemetry, middleware and routing; everything else
+    (including any download the lane declines) goes through the app as usual.
+    """
+
+    def __init__(self, lane: BlobLane, **options: Any) -> None:
+        super().__init__(**options)
+        self.blob_lane = lane
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and await self.blob_lane.answer(scope, send):
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(settings: Settings | None = None) -> HubApp:
     """A ready Hub app for ``settings`` (read from ``VF_HUB_*`` when omitted); migrates the database."""
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -54,7 +74,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         downloads.flush()
         db.dispose()
 
-    app = FastAPI(
+    app = HubApp(
+        BlobLane(hub, downloads),
         title="Environments Hub",
         summary="A Python package index for verifiers environments.",
         redirect_slashes=False,  # twine refuses redirects; every path is registered as it is used
@@ -65,8 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.hub = hub
     app.state.downloads = downloads
-    app.add_middleware(FilesFromMemory, hub=hub)  # added first: runs inside the counter, so it counts
-    app.add_middleware(CountDownloads, counter=downloads)
+    app.add_middleware(CountDownloads, counter=downloads)  # the lane counts what it answers itself
 
     async def on_hub_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HubError)

@@ -35,6 +35,10 @@ class SmallBlobs:
             return None
         return entry[1] if entry[0] == self._signature(path) else None
 
+    def entry(self, path: Path) -> tuple[_Signature, bytes] | None:
+        """What is held for ``path`` as ``((size, mtime_ns), bytes)``, unchecked (the caller compares), or None."""
+        return self._entries.get(path)
+
     def load(self, path: Path) -> bytes | None:
         """Read the blob and keep it; None (nothing read) when it is larger than ``max_blob``."""
         signature = self._signature(path)

@@ -2,7 +2,8 @@
 
 Only complete downloads count: a ``GET`` of a distribution file answered 200 (or a redirect to
 its blob elsewhere). ``HEAD``, ranged reads (206, uv's peek at a wheel's metadata) and the
-PEP 658 ``.metadata`` files do not, so one install counts once.
+PEP 658 ``.metadata`` files do not, so one install counts once. Downloads answered by the blob
+lane, in front of the app, are counted there with :func:`count_download`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,17 @@ from hub_server.services.downloads import DownloadCounter
 _FILE = re.compile(r"/files/[0-9a-fA-F]{64}/([^/]+)$")
 _COUNTED = (200, 307)
 log = logging.getLogger(__name__)
+
+
+async def count_download(counter: DownloadCounter, filename: str) -> None:
+    """Count one complete download of ``filename``; write the tally when it is due (off the event loop)."""
+    counter.record(filename)
+    if counter.due():
+        try:
+            await run_in_threadpool(counter.flush)
+        except SQLAlchemyError:
+            # The response is already sent; the tally is kept and the next flush retries.
+            log.exception("could not write download counts; will retry")
 
 
 class CountDownloads:
@@ -43,10 +55,4 @@ class CountDownloads:
 
         await self.app(scope, receive, watch)
         if status in _COUNTED:
-            self.counter.record(match[1])
-            if self.counter.due():
-                try:
-                    await run_in_threadpool(self.counter.flush)
-                except SQLAlchemyError:
-                    # The response is already sent; the tally is kept and the next flush retries.
-                    log.exception("could not write download counts; will retry")
+            await count_download(self.counter, match[1])

@@ -5,8 +5,11 @@ whether the blob is a local file or streamed from elsewhere (S3); a storage that
 (S3 presigned) gets GETs redirected there. The content never changes under a URL, so public
 files are cacheable forever.
 
-The hot case, an anonymous download whose lookup (``hub.reads``) and small local blob
-(``hub.blobs``) are both in memory, is answered before routing (``files_from_memory``); this
+Every answer carries ``ETag: "<sha256>"`` (a matching ``If-None-Match`` gets 304). Small local
+blobs are answered from memory; larger ones are streamed from the file in 256 KiB reads.
+
+The hot case, a plain anonymous download whose lookup (``hub.reads``) and small local blob
+(``hub.blobs``) are both in memory, is answered in front of the app (``blob_lane``); this
 route checks credentials, queries the database and reads blobs, filling those caches.
 """
 
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.responses import RedirectResponse
 
 from hub_server.api.blob_response import blob_response, bytes_response
 from hub_server.api.lookups import FileAccess, file_access
@@ -38,6 +41,11 @@ class Blob:
     sha256: str
     media_type: str
     private: bool
+
+    @property
+    def etag(self) -> str:
+        """The blob's entity tag: its sha256 (content-addressed, so strong and never reused)."""
+        return f'"{self.sha256}"'
 
     @property
     def cache_control(self) -> str:
@@ -72,14 +80,14 @@ def _lookup(hub: Hub, principal: Principal | None, sha256: str, filename: str) -
 def _serve(request: Request, hub: Hub, blob: Blob) -> Response:
     key = blob_key(blob.sha256)
     location = hub.storage.locate(key)
-    headers = {"Cache-Control": blob.cache_control}
+    headers = {"Cache-Control": blob.cache_control, "ETag": blob.etag}
     if isinstance(location, Path):
         try:
             data = hub.blobs.cached(location) or hub.blobs.load(location)
+            if data is None:  # too large to hold in memory: streamed from disk
+                return blob_response(open(location, "rb"), request, blob.media_type, headers)
         except FileNotFoundError:
             raise StorageError(f"the blob {key} is missing from storage") from None
-        if data is None:  # too large to hold in memory: streamed from disk
-            return FileResponse(location, media_type=blob.media_type, filename=None, headers=headers)
         return bytes_response(data, request, blob.media_type, headers)
     if isinstance(location, str) and request.method == "GET":
         # A presigned URL is signed for GET only: HEAD is answered here, from the blob's size.

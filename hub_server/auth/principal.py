@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
 from hub_server.auth.tokens import parse_token, secret_matches
@@ -54,6 +54,25 @@ class Principal:
 def can_read(principal: Principal | None, project: Project) -> bool:
     """Read access for a principal or for anonymous callers (``None``)."""
     return principal.can_read(project) if principal else not project.private
+
+
+def readable_projects(principal: Principal | None) -> ColumnElement[bool]:
+    """:func:`can_read` as a SQL condition on ``Project`` rows, so lists filter in the database.
+
+    Quarantine is not part of it (callers that list projects exclude quarantined ones themselves).
+    """
+    public = Project.private.is_(False)
+    if principal is None:
+        return public
+    owners = principal.owner_ids
+    if principal.scope_owner_id is not None:
+        owners = owners & {principal.scope_owner_id}
+    if not owners:
+        return public
+    in_scope = Project.owner_id.in_(sorted(owners))
+    if principal.scope_project is not None:
+        in_scope = and_(in_scope, Project.normalized == principal.scope_project)
+    return or_(public, in_scope)
 
 
 def authenticate(session: Session, token_text: str, now: dt.datetime | None = None) -> Principal:

@@ -10,10 +10,10 @@ import datetime as dt
 from dataclasses import dataclass
 
 from packaging.version import Version
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
-from hub_server.auth.principal import Principal, can_read
+from hub_server.auth.principal import Principal, can_read, readable_projects
 from hub_server.db.models import File, Owner, Project, Release, utcnow
 from hub_server.errors import Conflict, Forbidden, NotFound
 from hub_server.names import check_project_name, check_version, normalize
@@ -124,21 +124,50 @@ def list_projects(session: Session, principal: Principal | None, owner: str | No
     return [(p.name, p.normalized) for p in projects if can_read(principal, p)]
 
 
-def search(session: Session, principal: Principal | None, text: str = "", owner: str | None = None,
-           limit: int = 50, offset: int = 0) -> list[ProjectView]:
-    """Projects whose name, summary or keywords contain ``text`` (case-insensitive)."""
-    query = (select(Project).join(Owner, Project.owner_id == Owner.id)
-             .where(Project.quarantined.is_(False))
-             .options(selectinload(Project.releases).selectinload(Release.files), selectinload(Project.owner)))
+def matching_projects(principal: Principal | None, text: str = "", owner: str | None = None,
+                      keyword: str = "") -> Select[tuple[int]]:
+    """A query for the ids of projects the caller may see that match, all filtering done by the database.
+
+    ``text`` (case-insensitive) must occur in the name, or in some version's summary or keywords;
+    ``keyword`` in some version's keywords (a superset of "the latest version has this tag", which
+    callers check exactly on the few rows that come back). Quarantined projects never match.
+    """
+    query = (select(Project.id).join(Owner, Project.owner_id == Owner.id)
+             .where(Project.quarantined.is_(False), readable_projects(principal)))
     if owner:
         query = query.where(Owner.name == owner.lower())
     if text:
-        like = f"%{text.lower()}%"
-        matching = select(Release.project_id).where(
-            or_(func.lower(Release.summary).like(like), func.lower(Release.keywords).like(like)))
-        query = query.where(or_(Project.normalized.like(f"%{normalize(text)}%"), Project.id.in_(matching)))
-    projects = [p for p in session.scalars(query.order_by(Project.normalized)) if can_read(principal, p)]
-    return [_view(p) for p in projects[offset: offset + limit]]
+        lowered = text.lower()
+        in_release = select(Release.project_id).where(or_(
+            func.lower(Release.summary).contains(lowered, autoescape=True),
+            func.lower(Release.keywords).contains(lowered, autoescape=True)))
+        query = query.where(or_(Project.normalized.contains(normalize(text), autoescape=True),
+                                Project.id.in_(in_release)))
+    if keyword:
+        tagged = select(Release.project_id).where(
+            func.lower(Release.keywords).contains(keyword.lower(), autoescape=True))
+        query = query.where(Project.id.in_(tagged))
+    return query
+
+
+def views_of(session: Session, ids: list[int]) -> list[ProjectView]:
+    """The views of these projects (releases and files loaded in three queries), by normalised name."""
+    if not ids:
+        return []
+    projects = session.scalars(
+        select(Project).where(Project.id.in_(ids)).order_by(Project.normalized)
+        .options(selectinload(Project.releases).selectinload(Release.files), selectinload(Project.owner)))
+    return [_view(p) for p in projects]
+
+
+def search(session: Session, principal: Principal | None, text: str = "", owner: str | None = None,
+           limit: int = 50, offset: int = 0) -> list[ProjectView]:
+    """Projects whose name, summary or keywords contain ``text`` (case-insensitive), by name.
+
+    Only the asked-for page is loaded: visibility, filters, order, ``limit`` and ``offset`` are SQL.
+    """
+    page = matching_projects(principal, text, owner).order_by(Project.normalized).limit(limit).offset(offset)
+    return views_of(session, list(session.scalars(page)))
 
 
 def find_file(session: Session, principal: Principal | None, sha256: str, filename: str) -> File:

@@ -2,7 +2,9 @@
 
 Text search is the catalogue's (name, summary, keywords); visibility is the catalogue's too, so
 a private environment never appears to someone who may not read it. Tags are the latest
-version's keywords (the scaffold keeps them equal to ``[project].tags``).
+version's keywords (the scaffold keeps them equal to ``[project].tags``). The database does the
+filtering (visibility, owner, text, and "some version has this keyword"); only the projects that
+match are loaded, and the exact tag check runs on those.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from hub_server.services.downloads import downloads_by_project
 from hub_server.services.environments import split_tags
 
 SORTS = ("downloads", "updated", "name")
-_ALL = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ def list_environments(session: Session, principal: Principal | None, text: str =
     if sort not in SORTS:
         sort = "downloads"
     tag = tag.strip().lower()
-    views = catalog.search(session, principal, text.strip() or tag, owner, limit=_ALL)
+    ids = list(session.scalars(catalog.matching_projects(principal, text.strip(), owner, keyword=tag)))
+    views = catalog.views_of(session, ids)
     if not views:
         return []
     names = [v.normalized for v in views]

@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from hub_server.errors import StorageError
 
+BLOB_PREFIX = "sha256/"
 _KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")
 _STALE_STAGING_S = 24 * 3600
 
@@ -44,6 +47,15 @@ def sweep_staging(folder: Path, max_age_s: float = _STALE_STAGING_S) -> None:
             continue
 
 
+@dataclass(frozen=True)
+class StoredBlob:
+    """One blob found by :meth:`Storage.blobs`: its key, size, and when it was last stored (epoch seconds)."""
+
+    key: str
+    size: int
+    stored_at: float
+
+
 class Storage(ABC):
     """Where the Hub's blobs live (backends: ``LocalStorage``, a folder; ``S3Storage``, a bucket)."""
 
@@ -55,7 +67,9 @@ class Storage(ABC):
     def put(self, key: str, source: Path) -> None:
         """Store the file at ``source`` under ``key`` atomically and durably; ``source`` is consumed.
 
-        Putting a key that exists is a no-op (keys are content addresses).
+        Putting a key that exists keeps its bytes (keys are content addresses) but renews its
+        ``stored_at``, so garbage collection's grace period counts from the latest put: an upload
+        that re-stores an old unreferenced blob is not collected before its rows commit.
         """
 
     @abstractmethod
@@ -73,3 +87,11 @@ class Storage(ABC):
     @abstractmethod
     def locate(self, key: str) -> Path | str | None:
         """How to serve the blob: a local ``Path``, a URL to redirect GETs to, or None to stream :meth:`open`."""
+
+    @abstractmethod
+    def blobs(self) -> Iterator[StoredBlob]:
+        """Every content-addressed blob (keys under ``sha256/``), in no particular order."""
+
+    @abstractmethod
+    def stored_at(self, key: str) -> float | None:
+        """When the blob was last stored (epoch seconds), or None if it is missing."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from hub_server.errors import StorageError
-from hub_server.storage.base import Storage, check_key, sweep_staging
+from hub_server.storage.base import BLOB_PREFIX, Storage, StoredBlob, check_key, sweep_staging
 
 _STAGING = ".staging"
 
@@ -40,7 +41,11 @@ class LocalStorage(Storage):
 
     def put(self, key: str, source: Path) -> None:
         dest = self._path(key)
-        if dest.exists():
+        try:
+            os.utime(dest)  # stored before: renew its age (see Storage.put) and keep its bytes
+        except FileNotFoundError:
+            pass  # new (or collected meanwhile): store it below
+        else:
             source.unlink(missing_ok=True)
             return
         staged = source
@@ -72,3 +77,20 @@ class LocalStorage(Storage):
 
     def locate(self, key: str) -> Path:
         return self._path(key)
+
+    def blobs(self) -> Iterator[StoredBlob]:
+        top = self.root / BLOB_PREFIX
+        for folder, _dirs, names in os.walk(top):
+            for name in names:
+                path = Path(folder) / name
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:
+                    continue  # deleted meanwhile
+                yield StoredBlob(path.relative_to(self.root).as_posix(), stat.st_size, stat.st_mtime)
+
+    def stored_at(self, key: str) -> float | None:
+        try:
+            return self._path(key).stat().st_mtime
+        except FileNotFoundError:
+            return None

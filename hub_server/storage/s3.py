@@ -23,6 +23,7 @@ import functools
 import hashlib
 import io
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
@@ -32,7 +33,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hub_server.errors import StorageError
-from hub_server.storage.base import Storage, check_key, sweep_staging
+from hub_server.storage.base import BLOB_PREFIX, Storage, StoredBlob, check_key, sweep_staging
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _SINGLE_PUT_LIMIT = 5 * 1024**3  # S3's largest single PUT; beyond it boto3's multipart upload is used
@@ -112,7 +113,8 @@ class S3Storage(Storage):
                 self._put_object(key, source, only_if_new=True)
             except ClientError as error:
                 if _code(error) == "PreconditionFailed":
-                    return  # stored before: a content address, so the same bytes
+                    self._renew(key)  # stored before: a content address, so the same bytes
+                    return
                 if _code(error) != "ConditionalRequestConflict":
                     raise
                 # Another worker is storing the same key now; ours must be durable before we return.
@@ -157,6 +159,34 @@ class S3Storage(Storage):
             self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
         except (ClientError, BotoCoreError) as error:
             raise StorageError(f"could not delete blob {key}: {error}") from error
+
+    def _renew(self, key: str) -> None:
+        """Give a stored object a new LastModified (see ``Storage.put``): a copy onto itself."""
+        full = self._key(key)
+        self.client.copy_object(Bucket=self.bucket, Key=full, CopySource={"Bucket": self.bucket, "Key": full},
+                                MetadataDirective="REPLACE")
+
+    def blobs(self) -> Iterator[StoredBlob]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix + BLOB_PREFIX)
+        try:
+            for page in pages:
+                for item in page.get("Contents", []):
+                    yield StoredBlob(item["Key"].removeprefix(self.prefix), int(item["Size"]),
+                                     item["LastModified"].timestamp())
+        except (ClientError, BotoCoreError) as error:
+            raise StorageError(f"could not list blobs in s3://{self.bucket}: {error}") from error
+
+    def stored_at(self, key: str) -> float | None:
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError as error:
+            if _missing(error):
+                return None
+            raise StorageError(f"could not check blob {key}: {error}") from error
+        except BotoCoreError as error:
+            raise StorageError(f"could not check blob {key}: {error}") from error
+        return float(head["LastModified"].timestamp())
 
     def locate(self, key: str) -> str | None:
         if self.presign_seconds is None:

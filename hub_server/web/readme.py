@@ -1,17 +1,24 @@
-"""A README as safe HTML: markdown rendered by markdown-it, then cleaned by an allow-list sanitiser (nh3).
+"""A README as safe HTML: markdown (markdown-it) or reStructuredText (docutils), then an allow-list sanitiser.
 
 Authors may write raw HTML in markdown (badges, ``<details>``), so the rendered HTML is never
 trusted: nh3 (the ammonia sanitiser) keeps an allow-list of tags and attributes, drops
 ``<script>``/``<style>`` with their content, every ``on*`` handler and ``style`` attribute, and
 any URL whose scheme is not http, https or mailto (``javascript:``, ``data:``, ...). Links get
-``rel="nofollow noopener noreferrer"``. Other description types (reStructuredText, plain text)
-are shown as escaped preformatted text.
+``rel="nofollow noopener noreferrer"``.
+
+reStructuredText (``text/x-rst``) goes through docutils with everything that reaches outside the
+text turned off: no ``raw`` directive, no file or URL insertion (``include``, ``csv-table :file:``
+or ``:url:``, which would read the server's files or fetch URLs), no configuration files, and no
+error reports in the output; its HTML is then sanitised like markdown's. Other description types
+(plain text, or reST where docutils is not installed) are shown as escaped preformatted text.
 """
 
 from __future__ import annotations
 
 import functools
+import io
 from html import escape
+from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
@@ -40,6 +47,34 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 
 
+_RST_SETTINGS: dict[str, Any] = {
+    "raw_enabled": False,
+    "file_insertion_enabled": False,
+    "_disable_config": True,  # no docutils.conf from the working folder or the user's home
+    "report_level": 5,  # no "System Message" blocks in the page
+    "halt_level": 5,  # never raise on bad markup: render what parses
+    "syntax_highlight": "none",
+    "doctitle_xform": False,  # keep the first title in the body
+    "input_encoding": "unicode",
+}
+
+
+def is_rst(content_type: str) -> bool:
+    """Whether a ``Description-Content-Type`` is reStructuredText."""
+    return content_type.split(";", 1)[0].strip().lower() == "text/x-rst"
+
+
+def _rst_html(text: str) -> str | None:
+    """reStructuredText as (unsanitised) HTML, or None when docutils is not installed."""
+    try:
+        from docutils.core import publish_parts
+        from docutils.writers.html5_polyglot import Writer
+    except ImportError:
+        return None
+    settings = {**_RST_SETTINGS, "warning_stream": io.StringIO()}
+    return str(publish_parts(text, writer=Writer(), settings_overrides=settings)["html_body"])
+
+
 def sanitize(html: str) -> str:
     """Keep only allow-listed tags, attributes and URL schemes."""
     return nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_SCHEMES,
@@ -57,4 +92,7 @@ def _render(text: str, content_type: str) -> Markup:
         return Markup("")
     if is_markdown(content_type):
         return Markup(sanitize(_markdown().render(text)))  # noqa: S704 - sanitised just now
+    html = _rst_html(text) if is_rst(content_type) else None
+    if html is not None:
+        return Markup(sanitize(html))  # noqa: S704 - sanitised just now
     return Markup(f'<pre class="readme-plain">{escape(text)}</pre>')  # noqa: S704 - escaped

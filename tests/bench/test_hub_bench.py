@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import importlib.util
 import json
 import subprocess
 import sys
@@ -76,6 +77,23 @@ def test_the_benchmark_refuses_bad_arguments(args: list[str]) -> None:
     assert done.returncode == 2 and "must be" in done.stderr
 
 
+def test_ratios_are_medians_of_each_rounds_side_by_side_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("hub_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "hub_bench", bench)  # dataclasses look their module up there
+    spec.loader.exec_module(bench)
+
+    def rounds(*pairs: tuple[float, float]) -> list[dict[str, float]]:
+        return [{"rps": rps, "cpu_ms_per_req": cpu} for rps, cpu in pairs]
+
+    hub = rounds((100, 1.0), (30, 2.0), (20, 0.5))
+    peer = rounds((50, 3.0), (60, 4.0), (10, 0.5))
+    # Round ratios: requests/s 2, 0.5, 2 -> 2 (the ratio of the medians, 30/50, would say 0.6);
+    # pypiserver's CPU per request over the Hub's 3, 2, 1 -> 2.
+    assert bench._ratios({"hub": hub, "pypiserver": peer}) == {"rps": 2.0, "cpu": 2.0}
+
+
 @pytest.mark.slow
 def test_a_quick_benchmark_run_prints_both_servers(tmp_path: Path) -> None:
     if not (ROOT / ".venv-pypiserver" / "bin" / "pypi-server").exists():
@@ -88,4 +106,5 @@ def test_a_quick_benchmark_run_prints_both_servers(tmp_path: Path) -> None:
     assert set(figures["load"]["wheel download"]) == {"hub", "pypiserver"}
     assert all(run["rps"] > 0 for by in figures["load"].values() for run in by.values())
     assert set(figures["pip_install_s"]) == {"hub", "local", "pypiserver"}
+    assert figures["ratios"]["wheel download"]["rps"] > 0 and len(figures["load_average"]) == 2
     assert "| wheel download |" in done.stdout

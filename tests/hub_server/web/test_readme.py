@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
 import pytest
 
+from hub_server.web import readme
 from hub_server.web.readme import render_readme, sanitize
 
 
@@ -43,8 +48,54 @@ def test_markdown_renders_tables_code_and_safe_links() -> None:
 
 
 def test_other_content_types_are_escaped_preformatted_text() -> None:
-    html = str(render_readme("Title\n=====\n\n<script>alert(1)</script>", "text/x-rst"))
+    html = str(render_readme("Title\n=====\n\n<script>alert(1)</script>", "text/plain"))
     assert html.startswith('<pre class="readme-plain">') and "&lt;script&gt;" in html and "<script" not in html
+
+
+def test_rst_renders_headings_links_code_and_tables() -> None:
+    html = str(render_readme(
+        "Reverse text\n============\n\nSome *text*, ``code`` and `docs <https://example.org/docs>`_.\n\n"
+        ".. code:: python\n\n   print(1)\n\n+---+---+\n| a | b |\n+---+---+\n\nUnclosed *emphasis\n",
+        "text/x-rst; charset=UTF-8"))
+    assert "<h2>Reverse text</h2>" in html and "<em>text</em>" in html
+    assert '<a href="https://example.org/docs" rel="nofollow noopener noreferrer">docs</a>' in html
+    assert "<pre><code>print(1)</code></pre>" in html and "<td><p>a</p></td>" in html
+    assert "Unclosed *emphasis" in html and "System Message" not in html  # bad markup: no error report
+
+
+def test_rst_cannot_run_script_read_files_or_fetch_urls(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT")
+    html = str(render_readme(
+        "Title\n=====\n\n.. raw:: html\n\n   <script>alert(1)</script>\n\n"
+        f".. include:: {secret}\n\n.. csv-table:: leak\n   :file: {secret}\n\n"
+        ".. csv-table:: fetch\n   :url: http://127.0.0.1:9/x.csv\n\n"
+        "`click <javascript:alert(2)>`_ and .. image:: data:image/png;base64,AAAA\n\n"
+        ".. image:: javascript:alert(3)\n\n"
+        ".. |sub| replace:: <img src=x onerror=alert(4)>\n\n|sub|\n", "text/x-rst"))
+    assert "<script" not in html and "alert(1)" not in html and "TOP-SECRET" not in html
+    for tag, name, value in _attributes(html):
+        assert not name.startswith("on") and name != "style", (tag, name)
+        if name in ("href", "src"):
+            assert (value or "").startswith(("https://", "http://", "mailto:")), (tag, name, value)
+    assert "&lt;img src=x onerror=alert(4)&gt;" in html  # shown as text, harmless
+
+
+def _attributes(html: str) -> list[tuple[str, str, str | None]]:
+    found: list[tuple[str, str, str | None]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.extend((tag, name, value) for name, value in attrs)
+
+    Collect().feed(html)
+    return found
+
+
+def test_rst_without_docutils_is_preformatted_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "docutils.core", None)  # what a missing package looks like to import
+    html = str(readme._render.__wrapped__("Title\n=====\n\n<b>x</b>", "text/x-rst"))
+    assert html.startswith('<pre class="readme-plain">') and "&lt;b&gt;" in html
 
 
 def test_empty_readme_renders_nothing() -> None:

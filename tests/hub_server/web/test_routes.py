@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from hub_server.context import Hub
 from hub_server.services import accounts
 from tests.hub_server.conftest import bearer
+from tests.hub_server.dists import make_wheel, metadata_text
 from tests.hub_server.web.envdists import README, publish
 
 EVIL_README = README.format(name="demo-env") + """
@@ -170,3 +171,16 @@ def test_fixed_paths_still_win_over_pages(client: TestClient, alice: str) -> Non
     assert client.get("/api/v1/projects/alice/demo-env").json()["latest"] == "0.2.0"
     assert client.get("/static/hub.css").headers["content-type"].startswith("text/css")
     assert client.get("/health").json() == {"status": "ok"}
+
+
+def test_a_rst_readme_is_rendered_and_sanitised_on_the_page(client: TestClient, alice: str,
+                                                            upload: Callable[..., httpx.Response],
+                                                            tmp_path: Path) -> None:
+    readme = ("Rst env\n=======\n\nReverses *text*.\n\n.. raw:: html\n\n   <script>document.title='owned'</script>\n\n"
+              ".. include:: /etc/passwd\n\n`click <javascript:alert(2)>`_\n")
+    metadata = metadata_text("rst-env", "0.1.0", description=readme).replace("text/markdown", "text/x-rst")
+    wheel = make_wheel(tmp_path / "rst", "rst-env", "0.1.0", metadata=metadata)
+    assert upload(alice, wheel, "rst-env", "0.1.0").status_code == 200
+    page = client.get("/alice/rst-env").text
+    assert "<h2>Rst env</h2>" in page and "<em>text</em>" in page
+    assert "document.title" not in page and "root:" not in page and 'href="javascript' not in page
