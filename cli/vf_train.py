@@ -79,9 +79,14 @@ app.command("sft", help="Supervised fine-tuning on prompt/completion data (FSDP2
 
 
 def _run_rl(config_path: Path, overrides: list[str], config: Any) -> int:
+    from trainer_adapter.errors import TrainerError
     from trainer_adapter.rl_run import run_rl
 
-    return run_rl(config)
+    try:
+        return run_rl(config)
+    except TrainerError as e:  # a process of the run failed: say which and why, without a traceback of ours
+        typer.echo(f"Error: {e}", err=True)
+        return 1
 
 
 def _rl_config() -> type[BaseModel]:

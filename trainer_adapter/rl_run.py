@@ -4,10 +4,12 @@
    ``model.path``), so inference and trainer start from the same folder. It lies outside
    ``weights/``, whose old versions the trainer deletes: the servers keep their base folder.
 2. ``inference.num_servers`` vLLM servers start on free ports (:mod:`trainer_adapter.inference.vllm_server`,
-   in the interpreter ``inference.python``, the one that has vLLM).
+   in the interpreter ``inference.python``, the one that has vLLM) — or, with ``inference.urls``, the
+   servers already running there are loaded with the initial weights.
 3. The trainer starts under torchrun (:mod:`trainer_adapter.train.rl`) with its share of this config.
 4. The orchestrator runs here, in this process's event loop, until the last batch is written;
-   then the trainer finishes its last step and the servers are stopped.
+   then the trainer finishes its last step and the servers are stopped. Should the trainer exit
+   first, the run stops at once with :class:`TrainerExitedError` and the end of ``trainer.log``.
 
 Several machines: run ``python -m trainer_adapter.inference.vllm_server`` on each inference node, the
 trainer with torchrun on the trainer nodes (shared ``output_dir``), and the orchestrator with the
@@ -19,15 +21,18 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+from collections.abc import Coroutine
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-import verifiers as vf
+from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
+from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.train.checkpoint import CheckpointConfig
 from trainer_adapter.train.export import write_hf_folder
@@ -36,13 +41,7 @@ from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.rl import RLTrainerConfig
 
 
-class EnvConfig(BaseModel):
-    """The environment to train on."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(description="Environment id, as vf.load_environment takes it.")
-    args: dict[str, Any] = Field(default_factory=dict, description="Arguments for the environment's loader.")
+T = TypeVar("T")
 
 
 class ServersConfig(BaseModel):
@@ -56,6 +55,10 @@ class ServersConfig(BaseModel):
     max_num_seqs: int = Field(64, gt=0, description="Sequences each server runs at once.")
     kv_cache_gib: int = Field(1, gt=0, description="CPU only: GiB of KV cache per server.")
     start_timeout_s: float = Field(600.0, gt=0, description="Give up when a server is not ready after this.")
+    urls: list[str] = Field(
+        default_factory=list, description="Use these running servers (their /v1 URLs, started by "
+        "trainer_adapter.inference.vllm_server) instead of starting num_servers; each first loads the initial weights.",
+    )
 
 
 class TrainerSection(BaseModel):
@@ -75,13 +78,41 @@ class RLRunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    env: EnvConfig = Field(description="The environment.")
+    env: EnvConfig = Field(default_factory=EnvConfig, description="The environment (or list several under envs).")
+    envs: list[EnvConfig] = Field(
+        default_factory=list, description="Several environments mixed by weight ([[envs]] tables: id, args, weight, "
+        "name) instead of env.",
+    )
     model: ModelConfig = Field(default_factory=ModelConfig, description="The initial model.")
     max_steps: int = Field(20, gt=0, description="Trainer steps.")
     output_dir: Path = Field(Path("outputs/rl"), description="Run folder: weights, batches, metrics, logs.")
     trainer: TrainerSection = Field(default_factory=TrainerSection, description="The trainer.")
     orchestrator: OrchestratorConfig = Field(default_factory=OrchestratorConfig, description="The orchestrator.")
     inference: ServersConfig = Field(default_factory=ServersConfig, description="The inference servers.")
+    trainer_poll_s: float = Field(0.5, gt=0, description="How often to check that the trainer process still runs.")
+
+    @model_validator(mode="after")
+    def _one_env_source(self) -> RLRunConfig:
+        if self.envs and self.env.id is not None:
+            raise ValueError("set either env.id or envs, not both")
+        if not self.envs and self.env.id is None:
+            raise ValueError("env.id is required (or list several environments under [[envs]])")
+        if any(e.id is None for e in self.envs):
+            raise ValueError("every entry of envs needs an id")
+        return self
+
+    @model_validator(mode="after")
+    def _ranks_match(self) -> RLRunConfig:
+        # The orchestrator deals each step's micro-batches to the trainer's ranks: the counts must agree.
+        if "num_train_ranks" not in self.orchestrator.model_fields_set:
+            self.orchestrator.num_train_ranks = self.trainer.num_processes
+        elif self.orchestrator.num_train_ranks != self.trainer.num_processes:
+            raise ValueError("orchestrator.num_train_ranks must equal trainer.num_processes")
+        return self
+
+    def env_entries(self) -> list[EnvConfig]:
+        """The environments of the run: ``envs``, or the single ``env``."""
+        return list(self.envs) or [self.env]
 
 
 def prepare_initial_weights(config: RLRunConfig) -> Path:
@@ -115,10 +146,13 @@ def run_rl(config: RLRunConfig) -> int:
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.inference.weights_client import WeightsClient
 
+    if not config.inference.urls and not config.inference.python.exists():
+        raise TrainerConfigError(f"inference.python {config.inference.python} does not exist: run bash "
+                                 "scripts/setup_vllm_cpu.sh, or point it at an interpreter that has vLLM")
     root = config.output_dir
     root.mkdir(parents=True, exist_ok=True)
     initial = prepare_initial_weights(config)
-    env = vf.load_environment(config.env.id, **config.env.args)  # fail on a bad env before starting anything
+    env, task_weights = load_env_mix(config.env_entries())  # fail on a bad env before starting anything
     (root / "trainer_config.json").write_text(trainer_config(config, initial).model_dump_json(indent=2))
     name = config.orchestrator.model_name
     with ExitStack() as stack:
@@ -129,25 +163,64 @@ def run_rl(config: RLRunConfig) -> int:
                                 max_num_seqs=config.inference.max_num_seqs, kv_cache_gib=config.inference.kv_cache_gib),
                 python=config.inference.python, log_path=root / f"inference_{i}.log",
             )
-            for i in range(config.inference.num_servers)
+            for i in range(0 if config.inference.urls else config.inference.num_servers)
         ]
         for server in servers:
             server.launch()
             stack.callback(server.stop)
         for server in servers:
             server.wait_ready(config.inference.start_timeout_s)
-        with (root / "trainer.log").open("ab") as log:
+        urls = config.inference.urls or [s.base_url for s in servers]
+        if config.inference.urls:  # servers of an earlier run: version 0 is this run's initial folder
+            asyncio.run(_load_everywhere([WeightsClient(url) for url in urls], str(initial)))
+        trainer_log = root / "trainer.log"
+        with trainer_log.open("ab") as log:
             trainer = subprocess.Popen(
                 torchrun_command("trainer_adapter.train.rl", [str(root / "trainer_config.json")],
                                  config.trainer.num_processes),
                 stdout=log, stderr=subprocess.STDOUT,
             )
         stack.callback(_stop, trainer)
-        clients = [AsyncOpenAI(base_url=s.base_url, api_key="local", max_retries=3) for s in servers]
-        updaters = [WeightsClient(s.base_url) for s in servers]
-        orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root)
-        asyncio.run(orchestrator.run(config.max_steps))
+        clients = [AsyncOpenAI(base_url=url, api_key="local", max_retries=3) for url in urls]
+        updaters = [WeightsClient(url) for url in urls]
+        orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights)
+        asyncio.run(while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s))
         return trainer.wait()
+
+
+async def _load_everywhere(updaters: list[Any], weight_dir: str) -> None:
+    await asyncio.gather(*(u.update(weight_dir) for u in updaters))
+    await asyncio.gather(*(u.aclose() for u in updaters))
+
+
+async def while_running(work: Coroutine[Any, Any, T], process: subprocess.Popen[bytes], log_path: Path,
+                        poll_s: float = 0.5) -> T:
+    """Await ``work`` while ``process`` runs; if the process fails first, cancel ``work`` and raise.
+
+    The orchestrator would otherwise wait for weights that no one will ever write; failing at
+    once with the end of the process's log says why. A process that exits with status 0 has
+    done its part (the orchestrator may still be evaluating the last weights): ``work`` goes on.
+    """
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        await asyncio.wait({task}, timeout=poll_s)
+        if not task.done() and process.poll() not in (None, 0):
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise TrainerExitedError(
+                f"the trainer exited with status {process.returncode} before the run ended; "
+                f"last lines of {log_path}:\n{log_tail(log_path)}"
+            )
+    return task.result()
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of a log file ('' if it does not exist)."""
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -160,5 +233,5 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
-__all__ = ["EnvConfig", "RLRunConfig", "ServersConfig", "TrainerSection", "prepare_initial_weights", "run_rl",
-           "trainer_config"]
+__all__ = ["EnvConfig", "RLRunConfig", "ServersConfig", "TrainerSection", "log_tail", "prepare_initial_weights",
+           "run_rl", "trainer_config", "while_running"]

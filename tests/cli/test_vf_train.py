@@ -50,3 +50,32 @@ def test_missing_config_file_and_unknown_option(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "does not exist" in result.output
     result = runner.invoke(app, ["sft", str(tmp_path / "none.toml"), "--optimizer.lrr", "1"])
     assert result.exit_code == 2 and "No such option" in result.output
+
+
+@pytest.mark.parametrize(
+    ("toml", "args", "message"),
+    [
+        ("max_steps = 5\n", [], "env.id is required"),
+        ('[env]\nid = "arithmetic"\n', ["--envs", '[{id = "reverse-text"}]'], "either env.id or envs"),
+        ('[env]\nid = "arithmetic"\n', ["--orchestrator.max-fruitless-groups", "0"],
+         "orchestrator.max_fruitless_groups: Input should be greater than 0"),
+        ('[[envs]]\nid = "arithmetic"\nweight = 0\n', [], "envs.0.weight: Input should be greater than 0"),
+    ],
+)
+def test_bad_rl_config_exits_2_with_a_message(tmp_path: Path, toml: str, args: list[str], message: str) -> None:
+    path = tmp_path / "rl.toml"
+    path.write_text(toml)
+    result = runner.invoke(app, ["rl", str(path), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_a_failing_rl_run_exits_1_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process of the run failing (here: no vLLM interpreter) is one line on stderr and status 1, no traceback."""
+    path = tmp_path / "rl.toml"
+    path.write_text(f'output_dir = "{tmp_path / "out"}"\n[env]\nid = "arithmetic"\n'
+                    f'[inference]\npython = "{tmp_path / "no-python"}"\nstart_timeout_s = 5\n')
+    result = runner.invoke(app, ["rl", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "Error: inference.python" in result.output and "setup_vllm_cpu.sh" in result.output
+    assert "Traceback" not in result.output

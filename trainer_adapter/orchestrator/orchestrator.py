@@ -13,15 +13,24 @@ groups in flight (in-flight updates); groups that fall more than ``max_off_polic
 versions behind are cancelled and counted. Before generating batch n it waits until the
 servers hold at least version ``n − max_async_level``: the only point where inference
 waits for the trainer (``max_async_level = 0`` is synchronous on-policy RL).
+
+``continuous_batching = False`` with ``max_async_level = 0`` is the synchronous baseline:
+each step dispatches only the groups its batch still needs, after its weights are loaded,
+so no group is in flight across a weight update and every step waits for its slowest group.
+
+Dropped groups (equal rewards, difficulty filter) cost more inference, never a smaller
+batch; but when ``max_fruitless_groups`` groups in a row gave the batch nothing, the run
+stops with :class:`NoLearningSignalError` instead of generating forever.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trainer_adapter.orchestrator.advantages import assign_advantages
 from trainer_adapter.orchestrator.buffer import BufferConfig, DifficultyBuffer
+from trainer_adapter.orchestrator.errors import NoLearningSignalError
 from trainer_adapter.orchestrator.packing import distribute, pack, packing_efficiency, samples_from_groups
 from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_results
 from trainer_adapter.orchestrator.staleness import drop_stale
@@ -65,6 +75,14 @@ class OrchestratorConfig(BaseModel):
     )
     eval_examples: int = Field(100, gt=0, description="Eval rows per evaluation (greedy, one rollout each).")
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Difficulty pools and filters.")
+    continuous_batching: bool = Field(
+        True, description="Keep max_inflight_groups groups generating across steps and weight updates; false (with "
+        "max_async_level = 0): the synchronous baseline, each step generates just its batch and waits for it.",
+    )
+    max_fruitless_groups: int = Field(
+        256, gt=0, description="Stop with an error after this many groups in a row gave the batch nothing (equal "
+        "rewards, filtered, failed): the batch could otherwise never fill.",
+    )
 
 
 @dataclass
@@ -77,7 +95,9 @@ class Orchestrator:
     """Drives ``env`` against ``clients`` (one per server) for the trainer in ``output_dir``."""
 
     def __init__(self, config: OrchestratorConfig, env: Any, clients: Sequence[Any],
-                 updaters: Sequence[WeightUpdater], output_dir: Path) -> None:
+                 updaters: Sequence[WeightUpdater], output_dir: Path,
+                 task_weights: Mapping[str, float] | None = None) -> None:
+        """``task_weights`` mixes an ``EnvGroup``'s environments (by task name) when problems are drawn."""
         if not clients or len(clients) != len(updaters):
             raise ValueError("need one weight updater per client, and at least one client")
         if config.batch_size % config.rollouts_per_example:
@@ -85,7 +105,13 @@ class Orchestrator:
         self.config, self.env, self.clients, self.updaters, self.root = config, env, clients, updaters, output_dir
         rows = [dict(r) for r in env.get_dataset()]
         self.rows = {int(r.get("example_id", i)): r for i, r in enumerate(rows)}
-        self.buffer = DifficultyBuffer(sorted(self.rows), config.buffer, seed=config.seed)
+        tasks = {i: str(r.get("task") or "default") for i, r in self.rows.items()}
+        self.buffer = DifficultyBuffer(sorted(self.rows), config.buffer, seed=config.seed, tasks=tasks,
+                                       task_weights=task_weights)
+        self.fruitless = 0
+        """Groups in a row that gave the batch nothing."""
+        self.update_seconds = 0.0
+        """Time spent loading weights into the servers since the last batch was written."""
         self.version = 0
         self.inflight: dict[asyncio.Task[Any], _Inflight] = {}
         self.counts: Counter[str] = Counter()
@@ -128,7 +154,9 @@ class Orchestrator:
         if newest <= self.version:
             return
         path = str(self.root / "weights" / f"step_{newest}")
+        started = time.perf_counter()
         await asyncio.gather(*(u.update(path) for u in self.updaters))
+        self.update_seconds += time.perf_counter() - started
         self.version = newest
         self.counts["weight_updates"] += 1
         for task, info in list(self.inflight.items()):
@@ -160,8 +188,8 @@ class Orchestrator:
 
     # -- rollouts -------------------------------------------------------------------------
 
-    def _schedule(self) -> None:
-        while len(self.inflight) < self.config.max_inflight_groups:
+    def _schedule(self, limit: int) -> None:
+        while len(self.inflight) < limit:
             example_id = self.buffer.sample_problems(1)[0]
             client = self._next_client
             self._next_client = (client + 1) % len(self.clients)
@@ -177,7 +205,7 @@ class Orchestrator:
         while (have := sum(len(g.rollouts) for g in selected)) < self.config.batch_size:
             need = self.config.batch_size - have
             while self.buffer.num_rollouts < need:
-                self._schedule()
+                self._schedule(self._inflight_limit(need))
                 done, _ = await asyncio.wait(self.inflight, timeout=self.config.weights_poll_s,
                                              return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
@@ -188,14 +216,31 @@ class Orchestrator:
             selected += result.fresh
         return selected
 
+    def _inflight_limit(self, need: int) -> int:
+        """Groups to keep generating: always the maximum, or (synchronous) only what the batch still lacks."""
+        if self.config.continuous_batching:
+            return self.config.max_inflight_groups
+        missing = math.ceil((need - self.buffer.num_rollouts) / self.config.rollouts_per_example)
+        return min(self.config.max_inflight_groups, missing)
+
     def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
         grouped = groups_from_results(task.result(), policy_version=info.version)
         self.counts["failed_rollouts"] += grouped.failed
+        accepted = False
         for group in grouped.groups:
             if len(group.rollouts) == self.config.rollouts_per_example:
-                self.buffer.add(assign_advantages(group))
+                accepted |= self.buffer.add(assign_advantages(group))
             else:
                 self.counts["incomplete_groups"] += 1
+        self.fruitless = 0 if accepted else self.fruitless + 1
+        if self.fruitless >= self.config.max_fruitless_groups:
+            raise NoLearningSignalError(
+                f"the last {self.fruitless} groups gave the batch nothing (so far: filtered "
+                f"{dict(self.buffer.filtered)}, failed rollouts {self.counts['failed_rollouts']}, incomplete groups "
+                f"{self.counts['incomplete_groups']}). Equal rewards within a group carry no gradient: the model "
+                "solves every problem or none. Warm-start it (SFT), make the task easier or harder, or set "
+                "orchestrator.buffer.drop_uniform_groups = false; failed rollouts are in the inference logs."
+            )
 
     # -- batches --------------------------------------------------------------------------
 
@@ -203,15 +248,22 @@ class Orchestrator:
         micro_batches = pack(samples_from_groups(groups), self.config.seq_len, self.config.temperature)
         write_step(self.root, step, distribute(micro_batches, self.config.num_train_ranks))
         rewards = [r for g in groups for r in g.rewards]
+        by_task: dict[str, list[float]] = {}
+        for group in groups:
+            by_task.setdefault(group.task, []).extend(group.rewards)
+        mixed = len(set(self.buffer.tasks.values())) > 1
+        per_task = {f"reward/{t}": sum(v) / len(v) for t, v in sorted(by_task.items())} if mixed else {}
         lags = [step - g.policy_version for g in groups]
         line = {"step": step, "reward": sum(rewards) / len(rewards), "rollouts": len(rewards),
                 "off_policy_mean": sum(lags) / len(lags), "off_policy_max": max(lags),
                 "servers_version": self.version, "packing_efficiency": packing_efficiency(micro_batches,
                                                                                           self.config.seq_len),
-                "time/wait_for_weights": waited, "time/step": elapsed, **dict(self.counts),
+                **per_task, "time/wait_for_weights": waited, "time/update_weights": self.update_seconds,
+                "time/step": elapsed, **dict(self.counts),
                 **{f"filtered/{k}": v for k, v in self.buffer.filtered.items()}}
         with (self.root / "orchestrator_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
+        self.update_seconds = 0.0
 
 
 __all__ = ["Orchestrator", "OrchestratorConfig", "WeightUpdater"]

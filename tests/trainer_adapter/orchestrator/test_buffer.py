@@ -98,3 +98,31 @@ def test_bad_config_is_rejected(kwargs: dict) -> None:
 def test_empty_buffer_is_rejected() -> None:
     with pytest.raises(ValueError, match="at least one"):
         DifficultyBuffer([], BufferConfig())
+
+
+def test_task_weights_mix_environments_whatever_their_sizes() -> None:
+    tasks = {i: "big" for i in range(90)} | {i: "small" for i in range(90, 100)}
+    buffer = DifficultyBuffer(list(range(100)), BufferConfig(), seed=0, tasks=tasks,
+                              task_weights={"big": 1.0, "small": 3.0})
+    drawn = Counter(tasks[i] for i in buffer.sample_problems(8000))
+    assert 0.72 < drawn["small"] / 8000 < 0.78
+    assert Counter(tasks[i] for i in buffer.sample_problems(1)) in (Counter(big=1), Counter(small=1))
+
+
+def test_task_weights_keep_the_difficulty_pools_within_each_environment() -> None:
+    tasks = {0: "a", 1: "a", 2: "b", 3: "b"}
+    buffer = DifficultyBuffer([0, 1, 2, 3], BufferConfig(easy_threshold=0.9, easy_fraction=1.0), seed=0,
+                              tasks=tasks, task_weights={"a": 1.0, "b": 1.0})
+    buffer.add(_group(0, [1.0, 1.0]))  # files example 0 as easy (and is dropped as uniform)
+    drawn = Counter(buffer.sample_problems(400))
+    assert drawn[1] == 0 and drawn[0] > 150  # a's share all comes from a's easy pool
+    assert drawn[2] > 50 and drawn[3] > 50  # b has no easy example: its share comes from its normal pool
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [({"c": 1.0}, "no example has that task"), ({"a": 0.0}, "must be > 0"), ({"a": -1.0}, "must be > 0")],
+)
+def test_bad_task_weights_are_rejected(weights: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        DifficultyBuffer([0, 1], BufferConfig(), tasks={0: "a", 1: "b"}, task_weights=weights)

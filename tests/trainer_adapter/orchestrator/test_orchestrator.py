@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 import verifiers as vf
+from trainer_adapter.orchestrator.buffer import BufferConfig
+from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
+from trainer_adapter.orchestrator.errors import NoLearningSignalError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.transport import read_step, step_dir
 
@@ -98,3 +101,95 @@ def test_bad_shapes_are_rejected(tmp_path) -> None:
                      tmp_path)
     with pytest.raises(ValueError, match="one weight updater per client"):
         Orchestrator(OrchestratorConfig(), env, [object()], [], tmp_path)
+
+
+class InflightRecordingUpdater(RecordingUpdater):
+    """Also records how many groups were generating when each update arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.orchestrator: Orchestrator | None = None
+        self.inflight_at_update: list[int] = []
+
+    async def update(self, weight_dir: str) -> dict:
+        assert self.orchestrator is not None
+        self.inflight_at_update.append(len(self.orchestrator.inflight))
+        return await super().update(weight_dir)
+
+
+async def test_synchronous_baseline_has_nothing_in_flight_across_updates(tmp_path, serve, client_for) -> None:
+    env = vf.load_environment("reverse-text", num_train_examples=40, num_eval_examples=0)
+    updater = InflightRecordingUpdater()
+    config = OrchestratorConfig(batch_size=8, rollouts_per_example=4, max_inflight_groups=16, max_tokens=32,
+                                weights_poll_s=0.02, max_async_level=0, continuous_batching=False)
+    orchestrator = Orchestrator(config, env, [client_for(serve(_half_right()))], [updater], tmp_path)
+    updater.orchestrator = orchestrator
+    peak = 0
+    original = orchestrator._schedule
+
+    def schedule(limit: int) -> None:  # spy on how many groups the baseline lets run at once
+        nonlocal peak
+        original(limit)
+        peak = max(peak, len(orchestrator.inflight))
+
+    orchestrator._schedule = schedule  # type: ignore[method-assign]
+    trainer = asyncio.create_task(_fake_trainer(tmp_path, 3, seconds_per_step=0.1))
+    await asyncio.wait_for(orchestrator.run(3), timeout=120)
+    trainer.cancel()
+    lines = [json.loads(x) for x in (tmp_path / "orchestrator_metrics.jsonl").read_text().splitlines()]
+    assert [line["servers_version"] for line in lines] == [0, 1, 2]
+    assert all(line["off_policy_max"] == 0 and line["rollouts"] == 8 for line in lines)
+    assert updater.inflight_at_update == [0, 0]  # no update lands while a group generates
+    assert peak <= 2  # only the groups the batch still needs (8 rollouts = 2 groups), not max_inflight_groups
+
+
+async def test_all_equal_rewards_stop_with_a_clear_error(tmp_path, serve, client_for) -> None:
+    """A model that echoes every prompt scores 0 everywhere: every group is dropped, so no batch can ever fill."""
+    env = vf.load_environment("reverse-text", num_train_examples=40, num_eval_examples=0)
+    config = OrchestratorConfig(batch_size=8, rollouts_per_example=4, max_inflight_groups=4, max_tokens=32,
+                                weights_poll_s=0.02, max_fruitless_groups=6)
+    orchestrator = Orchestrator(config, env, [client_for(serve("echo"))], [RecordingUpdater()], tmp_path)
+    with pytest.raises(NoLearningSignalError, match=r"last 6 groups gave the batch nothing.*'uniform': 6"):
+        await asyncio.wait_for(orchestrator.run(2), timeout=60)
+    assert orchestrator.inflight == {}
+    assert not (tmp_path / "orchestrator_metrics.jsonl").exists()
+
+
+async def test_one_accepted_group_resets_the_fruitless_count(tmp_path, serve, client_for) -> None:
+    """Every other group is uniform; with a bound of 2 in a row the run still finishes."""
+    counter = itertools.count()
+
+    def alternating(request) -> str:  # groups of 4 requests: one all-echo group, then one half-right group
+        n = next(counter)
+        text = request.messages[-1]["content"]
+        return text[::-1] if (n // 4) % 2 and n % 2 else text
+
+    env = vf.load_environment("reverse-text", num_train_examples=40, num_eval_examples=0)
+    config = OrchestratorConfig(batch_size=8, rollouts_per_example=4, max_inflight_groups=1, max_tokens=32,
+                                weights_poll_s=0.02, max_async_level=2, max_fruitless_groups=2)
+    orchestrator = Orchestrator(config, env, [client_for(serve(alternating))], [RecordingUpdater()], tmp_path)
+    await asyncio.wait_for(orchestrator.run(2), timeout=60)
+    assert orchestrator.buffer.filtered["uniform"] >= 2
+
+
+async def test_environments_are_mixed_by_weight(tmp_path, serve, client_for) -> None:
+    """Each environment of the mix runs and scores its own rows; draws follow the weights, not the row counts."""
+    env, weights = load_env_mix([
+        EnvConfig(id="reverse-text", args={"num_train_examples": 30, "num_eval_examples": 0}, weight=1.0),
+        EnvConfig(id="arithmetic", args={"num_train_examples": 300, "num_eval_examples": 0}, weight=1.0),
+    ])
+    config = OrchestratorConfig(batch_size=16, rollouts_per_example=4, max_inflight_groups=4, max_tokens=32,
+                                weights_poll_s=0.02, max_async_level=4,
+                                buffer=BufferConfig(drop_uniform_groups=False))
+    orchestrator = Orchestrator(config, env, [client_for(serve(_half_right()))], [RecordingUpdater()], tmp_path,
+                                task_weights=weights)
+    await asyncio.wait_for(orchestrator.run(4), timeout=120)
+    lines = [json.loads(x) for x in (tmp_path / "orchestrator_metrics.jsonl").read_text().splitlines()]
+    keys = ("reward/reverse-text", "reward/arithmetic")
+    rewards = {key: [line[key] for line in lines if key in line] for key in keys}
+    assert rewards["reward/reverse-text"] and rewards["reward/arithmetic"]
+    assert all(r > 0 for r in rewards["reward/reverse-text"])  # half the reversals are right (LCS reward)
+    assert all(r == 0 for r in rewards["reward/arithmetic"])  # a reversed or echoed sum is never the sum
+    drawn = orchestrator.buffer.sample_problems(4000)
+    tasks = [orchestrator.rows[i]["task"] for i in drawn]
+    assert 0.45 < tasks.count("reverse-text") / len(tasks) < 0.55  # 1:1, although arithmetic has 10x the rows

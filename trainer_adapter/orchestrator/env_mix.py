@@ -1,0 +1,58 @@
+"""The run's environments: one by module name, or several mixed by sampling weight in an ``EnvGroup``.
+
+Each entry is loaded with ``vf.load_environment(id, **args)``. Several entries become one
+``vf.EnvGroup`` whose rows carry their environment's name as ``task``; the orchestrator then
+draws each problem's environment by ``weight`` (normalised over the entries) before the
+difficulty pools pick within it, so a 3:1 mix asks three problems of the first environment
+for every one of the second whatever the sizes of their datasets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+import verifiers as vf
+from trainer_adapter.errors import TrainerConfigError
+
+
+class EnvConfig(BaseModel):
+    """One environment to train on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(None, description="Environment id, as vf.load_environment takes it.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments for the environment's loader.")
+    weight: float = Field(1.0, gt=0, description="Sampling weight among several environments (normalised).")
+    name: str | None = Field(None, description="Name of the environment in a mix (its rows' task); default: its id.")
+
+    @property
+    def task_name(self) -> str:
+        """The environment's name in a mix."""
+        return self.name or str(self.id)
+
+
+def load_env_mix(entries: Sequence[EnvConfig]) -> tuple[Any, dict[str, float] | None]:
+    """The environment to train on and the task weights to sample it with (None for a single environment)."""
+    if not entries or any(e.id is None for e in entries):
+        raise TrainerConfigError("every environment needs an id")
+    if len(entries) == 1:
+        return vf.load_environment(str(entries[0].id), **entries[0].args), None
+    names = [e.task_name for e in entries]
+    if len(set(names)) != len(names):
+        raise TrainerConfigError(f"environment names must be unique in a mix, got {names}; set name = ... on each")
+    envs = [vf.load_environment(str(e.id), **e.args) for e in entries]
+    group = vf.EnvGroup(envs, env_names=names)
+    tasks = {str(row.get("task")) for row in group.get_dataset()}
+    strays = sorted(tasks - set(names))
+    if strays:  # EnvGroup dispatches rows by task: a row whose task names no environment would run the wrong one
+        raise TrainerConfigError(
+            f"rows with task {strays} match no environment name {names}: an environment labels its own rows; "
+            "set each entry's name to the task its rows carry"
+        )
+    return group, {e.task_name: e.weight for e in entries}
+
+
+__all__ = ["EnvConfig", "load_env_mix"]
