@@ -6,7 +6,8 @@ own venv's python, so neither shares a process or an import path with the other 
 with the server. Per run the worker reports wall time, its own CPU time (user + sys,
 all threads) and peak RSS; the driver reports the server's CPU use too, so a saturated
 server is visible instead of being mistaken for a slow client. Runs alternate SDKs
-and each figure is the median of ``--repeats`` runs::
+and each figure is the median of ``--repeats`` runs. Each SDK talks to the server
+through the client its own ``vf-eval`` builds (see ``_client``)::
 
     .venv/bin/python bench/rollout_engine.py                       # full matrix + 10,000 in flight
     .venv/bin/python bench/rollout_engine.py --quick --only ours   # smoke run, a few seconds
@@ -34,6 +35,8 @@ PYTHONS = {"ours": ROOT / ".venv" / "bin" / "python", "original": ROOT / ".venv-
 POLICIES = {"multiturn": "turns:3", "tool": "tools:2"}
 MODEL = "scripted"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CLIENTS_NOTE = ("client (ours): verifiers.http.make_openai_client, as vf-eval builds it; "
+                "client (original): 0.3.0's vf-eval ClientConfig -> OpenAIChatCompletionsClient on httpx's pool")
 
 
 # -- worker (runs under either SDK's python) ---------------------------------------------------
@@ -60,25 +63,33 @@ def _field(output: Any, key: str) -> Any:
     return output.get(key) if isinstance(output, dict) else getattr(output, key, None)
 
 
+def _client(sdk: str, base_url: str, concurrency: int) -> tuple[Any, dict[str, Any]]:
+    """The model client each SDK's ``vf-eval`` users get, and the evaluate() options that go with it.
+
+    ours: ``verifiers.http.make_openai_client`` with ``vf-eval``'s settings (2 connections per
+    concurrent rollout, no client retries). original: 0.3.0's ``vf-eval`` passes a ``ClientConfig``,
+    which 0.3.0 turns into its ``OpenAIChatCompletionsClient`` over an ``AsyncOpenAI`` on httpx's
+    default transport (28,000 connections); its default progress bar is switched off.
+    """
+    if sdk == "ours":
+        from verifiers.http import make_openai_client
+
+        return make_openai_client(base_url, api_key="bench", max_connections=2 * concurrency, max_retries=0), {}
+    from verifiers.types import ClientConfig
+
+    os.environ["BENCH_API_KEY"] = "bench"
+    config = ClientConfig(api_key_var="BENCH_API_KEY", api_base_url=base_url)
+    return config, {"on_start": lambda *a, **k: None, "on_progress": lambda *a, **k: None}
+
+
 async def _worker(args: argparse.Namespace) -> dict[str, Any]:
     import resource
 
-    import httpx
     import verifiers as vf
-    from openai import AsyncOpenAI
 
     envs = _load_env_module(args.env_file)
     env = envs.load_environment(kind=args.kind, n=args.rollouts)
-    http = httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency),
-        timeout=httpx.Timeout(600.0),
-    )
-    client: Any = AsyncOpenAI(base_url=args.base_url, api_key="bench", max_retries=0, http_client=http)
-    options: dict[str, Any] = {}
-    adapter = getattr(vf, "OpenAIChatCompletionsClient", None)
-    if adapter is not None:  # 0.3.0 refuses a bare AsyncOpenAI; its default progress bar is switched off
-        client = adapter(client)
-        options = {"on_start": lambda *a, **k: None, "on_progress": lambda *a, **k: None}
+    client, options = _client(args.sdk, args.base_url, args.concurrency)
     rss_before_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     cpu0, wall0 = _cpu_seconds(), time.perf_counter()
     results = await env.evaluate(
@@ -113,6 +124,7 @@ def worker_main(argv: list[str]) -> None:
     parser.add_argument("--rollouts", type=int, required=True)
     parser.add_argument("--concurrency", type=int, required=True)
     parser.add_argument("--base-url", required=True)
+    parser.add_argument("--sdk", choices=sorted(PYTHONS), required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     print(json.dumps(asyncio.run(_worker(args))), flush=True)
@@ -159,7 +171,7 @@ def run_once(sdk: str, config: Config, python: Path, timeout_s: float) -> dict[s
     try:
         command = [str(python), "-I", __file__, "worker", "--env-file", str(ENV_FILE), "--kind", config.kind,
                    "--rollouts", str(config.rollouts), "--concurrency", str(config.concurrency),
-                   "--base-url", server.base_url]
+                   "--base-url", server.base_url, "--sdk", sdk]
         cpu0 = server.cpu_seconds()
         # cwd outside the repo: the original's python must never see this repo's `verifiers` package.
         done = subprocess.run(command, cwd="/", capture_output=True, text=True, timeout=timeout_s)
@@ -228,6 +240,7 @@ def format_table(summary: dict[str, dict[str, dict[str, float]]]) -> str:
             r = by_sdk["ratio"]
             lines.append(f"{'':<22}{'ours/orig':<10}{r['rollouts_per_s']:>10.2f}x{r['cpu_ms_per_rollout']:>15.2f}x"
                          f"{r['peak_rss_mib']:>13.2f}x")
+    lines.append(CLIENTS_NOTE)
     return "\n".join(lines)
 
 

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import httpx
+from openai import AsyncOpenAI
 
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig
 from verifiers.eval.engine import expand_rollouts, generate
 from verifiers.eval.metadata import summarize, version_info
 from verifiers.eval.results import ResultsWriter, load_complete_groups
+from verifiers.http import make_openai_client
 from verifiers.loading import load_environment, parse_env_id
 
 
@@ -46,15 +48,12 @@ def _parse_headers(headers: list[str]) -> dict[str, str]:
     return parsed
 
 
-def make_client(config: EvalConfig) -> Any:
-    from openai import AsyncOpenAI
-
+def make_client(config: EvalConfig) -> AsyncOpenAI:
+    """The run's model client: :func:`verifiers.http.make_openai_client` with the run's limits and headers."""
     cap = config.max_concurrent if config.max_concurrent > 0 else 1000
-    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=cap * 2, max_keepalive_connections=cap * 2),
-                             timeout=config.timeout)
     # Retries are the rollout's (with backoff and counting), not the client's.
-    return AsyncOpenAI(base_url=config.api_base_url, api_key=_api_key(config), max_retries=0,
-                       timeout=config.timeout, default_headers=_parse_headers(config.headers), http_client=http)
+    return make_openai_client(config.api_base_url, api_key=_api_key(config), timeout=config.timeout,
+                              max_connections=cap * 2, headers=_parse_headers(config.headers), max_retries=0)
 
 
 def new_run_dir(config: EvalConfig) -> Path:

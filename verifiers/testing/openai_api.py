@@ -14,8 +14,8 @@ import time
 from collections import deque
 from typing import Any
 
+from verifiers.http.http11 import HttpRequest
 from verifiers.testing.byte_tokenizer import ByteTokenizer
-from verifiers.testing.http11 import HttpRequest
 from verifiers.testing.policies import Policy, Reply, ScriptedRequest, content_text
 
 logger = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import AsyncIterator, Iterator
 
 from verifiers.errors import UsageError
+from verifiers.http.http11 import MAX_HEADER_BYTES, HttpError, encode_response, read_request
 from verifiers.testing.byte_tokenizer import ByteTokenizer
-from verifiers.testing.http11 import MAX_HEADER_BYTES, HttpError, encode_response, read_request
 from verifiers.testing.openai_api import ScriptedApi, error_body
 from verifiers.testing.policies import Policy, ScriptedRequest, resolve_policy
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from verifiers.http.http11 import HttpRequest
 from verifiers.testing import ByteTokenizer, Reply
-from verifiers.testing.http11 import HttpRequest
 from verifiers.testing.openai_api import ScriptedApi, pseudo_logprob
 
 

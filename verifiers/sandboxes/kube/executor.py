@@ -23,10 +23,10 @@ import typer
 from pydantic import ValidationError
 
 from verifiers.errors import SandboxError
+from verifiers.http.http11 import MAX_HEADER_BYTES, HttpError, HttpRequest, encode_response, read_request
 from verifiers.sandboxes.backend import SandboxBackend
 from verifiers.sandboxes.kube.wire import API, error_body, pod_token
 from verifiers.sandboxes.models import CreateSandboxRequest
-from verifiers.testing.http11 import MAX_HEADER_BYTES, HttpError, HttpRequest, encode_response, read_request
 
 logger = logging.getLogger("verifiers.sandboxes.kube")
 

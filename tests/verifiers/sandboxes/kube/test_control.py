@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 from lightkube import AsyncClient, KubeConfig
 
+from verifiers.http.http11 import encode_response, read_request
 from verifiers.sandboxes.kube import Executor, FakeKubeApi, LightkubeApi
-from verifiers.testing.http11 import encode_response, read_request
 
 
 def _pod(name: str, ip: str | None, phase: str = "Running", ready: bool = True) -> dict:
