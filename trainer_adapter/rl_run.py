@@ -141,10 +141,9 @@ def trainer_config(config: RLRunConfig, initial: Path) -> RLTrainerConfig:
 
 def run_rl(config: RLRunConfig) -> int:
     """Run every process to the end; returns the trainer's exit status."""
-    from openai import AsyncOpenAI
-
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.inference.weights_client import WeightsClient
+    from verifiers.http import make_openai_client
 
     if not config.inference.urls and not config.inference.python.exists():
         raise TrainerConfigError(f"inference.python {config.inference.python} does not exist: run bash "
@@ -181,7 +180,8 @@ def run_rl(config: RLRunConfig) -> int:
                 stdout=log, stderr=subprocess.STDOUT,
             )
         stack.callback(_stop, trainer)
-        clients = [AsyncOpenAI(base_url=url, api_key="local", max_retries=3) for url in urls]
+        # The SDK's keep-alive transport: the orchestrator's CPU goes to rollouts, not to httpx's pool scans.
+        clients = [make_openai_client(url, api_key="local", max_retries=3) for url in urls]
         updaters = [WeightsClient(url) for url in urls]
         orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights)
         asyncio.run(while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s))
