@@ -267,11 +267,7 @@ def run_main_job(config: MainJobConfig) -> dict[str, Any]:
                            lambda m: f"  rl step {m['step'] + 1}/{steps}  training reward {m['reward']:.3f}")
     show_eval = _Follower(rl_dir / "eval_metrics.jsonl",
                           lambda m: f"  rl online eval at step {m['step']}: held-out reward (greedy) {m['reward']:.3f}")
-    # vLLM closes idle HTTP connections after 5 s by default; a weight update sent on a pooled connection
-    # the server is closing just then fails with ReadError (seen here on a busy machine). An hour keeps
-    # the orchestrator's admin connection open for the whole run.
-    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()),
-                   env={"VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "3600"})
+    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()))
     times["rl"], clock = time.monotonic() - clock, time.monotonic()
 
     _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
