@@ -246,13 +246,15 @@ async def test_requests_in_flight_complete_across_an_update(updated: InferenceSe
 
     async with WeightsClient(updated.base_url) as weights:
         drains = [asyncio.create_task(drain(s, f)) for s, f in zip(streams, firsts, strict=True)]
+        sent_at = time.monotonic()
         info = await weights.update(str(models[1]))
-        updated_at = time.monotonic()
         results = await asyncio.gather(*drains)
         assert (await weights.current())["weight_dir"] == info["weight_dir"]
     for finish, tokens, ended_at in results:
-        assert (finish, tokens) == ("length", length)
-        assert ended_at > updated_at  # the update landed while every request was still running
+        assert (finish, tokens) == ("length", length)  # not cut short, not failed
+        # In flight when the update began. (Not "still running when its answer came back": on a busy
+        # machine the last tokens can land between the swap and the HTTP reply.)
+        assert ended_at > sent_at
     await client.close()
 
 
