@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Coroutine
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -54,6 +54,11 @@ class ServersConfig(BaseModel):
     max_model_len: int = Field(1024, gt=0, description="Longest prompt + completion, in tokens.")
     max_num_seqs: int = Field(64, gt=0, description="Sequences each server runs at once.")
     kv_cache_gib: int = Field(1, gt=0, description="CPU only: GiB of KV cache per server.")
+    gpu_memory_utilization: float | None = Field(
+        None, gt=0, le=1, description="GPU only: share of the GPU's memory each server takes (vLLM's default 0.9 "
+        "leaves none for a trainer on the same GPU).")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "float32", description="Servers' weight dtype; float32 keeps logprobs comparable to an fp32 trainer.")
     start_timeout_s: float = Field(600.0, gt=0, description="Give up when a server is not ready after this.")
     urls: list[str] = Field(
         default_factory=list, description="Use these running servers (their /v1 URLs, started by "
@@ -159,7 +164,9 @@ def run_rl(config: RLRunConfig) -> int:
             InferenceServer(
                 InferenceConfig(model=str(initial), served_model_name=name, port=free_port(),
                                 max_model_len=config.inference.max_model_len,
-                                max_num_seqs=config.inference.max_num_seqs, kv_cache_gib=config.inference.kv_cache_gib),
+                                max_num_seqs=config.inference.max_num_seqs, kv_cache_gib=config.inference.kv_cache_gib,
+                                gpu_memory_utilization=config.inference.gpu_memory_utilization,
+                                dtype=config.inference.dtype),
                 python=config.inference.python, log_path=root / f"inference_{i}.log",
             )
             for i in range(0 if config.inference.urls else config.inference.num_servers)

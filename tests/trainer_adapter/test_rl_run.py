@@ -126,6 +126,8 @@ def test_one_env_or_a_weighted_list(tmp_path: Path) -> None:
         ('[[envs]]\nweight = 2\n', "every entry of envs needs an id"),
         ('[env]\nid = "arithmetic"\n[trainer]\nnum_processes = 2\n[orchestrator]\nnum_train_ranks = 1\n',
          "num_train_ranks must equal trainer.num_processes"),
+        ('[env]\nid = "arithmetic"\n[inference]\ngpu_memory_utilization = 1.5\n', "gpu_memory_utilization"),
+        ('[env]\nid = "arithmetic"\n[inference]\ndtype = "fp8"\n', "dtype"),
     ],
 )
 def test_bad_run_configs_are_rejected(tmp_path: Path, text: str, message: str) -> None:
