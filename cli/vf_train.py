@@ -1,4 +1,4 @@
-"""``vf-train sft CONFIG`` and ``vf-train rl CONFIG``: train with the bundled trainer.
+"""``vf-train sft CONFIG``, ``vf-train rl CONFIG`` and ``vf-train main CONFIG`` (the main job): the bundled trainer.
 
 CONFIG is a TOML file; every field of the run's config is also an option
 (``--optimizer.lr 3e-4``, ``--data.batch-size 64``) whose help is the field's description.
@@ -100,8 +100,32 @@ app.command("rl", help="Asynchronous RL on one machine: vLLM servers, the FSDP2 
 )
 
 
-def main() -> None:
-    app(args=sys.argv[1:], prog_name="vf-train")
+def _run_main_job(config_path: Path, overrides: list[str], config: Any) -> int:
+    from trainer_adapter.errors import TrainerError
+    from trainer_adapter.main_job import run_main_job
+
+    try:
+        run_main_job(config)
+    except TrainerError as e:
+        typer.echo(f"Error: {e}", err=True)
+        return 1
+    return 0
+
+
+def _main_job_config() -> type[BaseModel]:
+    from trainer_adapter.main_job import MainJobConfig
+
+    return MainJobConfig
+
+
+app.command("main", help="The main job (README command 1): SFT warm start, held-out eval, RL, held-out eval, "
+                         "reward curve. CONFIG: configs/main_job/main.toml.")(
+    _config_command(_main_job_config(), _run_main_job)
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    app(args=sys.argv[1:] if argv is None else argv, prog_name="vf-train")
 
 
 if __name__ == "__main__":

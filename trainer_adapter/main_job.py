@@ -14,7 +14,7 @@ Then ``reward_curve.png`` (training reward per step, online held-out evaluations
 ``vf-eval`` results) and ``summary.json``; the last line printed is
 ``held-out reward: BEFORE -> AFTER``.
 
-    python -m trainer_adapter.main_job configs/main_job/main.toml [--rl.steps 40 ...]
+    vf-train main configs/main_job/main.toml [--rl.steps 40 ...]
 """
 
 from __future__ import annotations
@@ -288,32 +288,6 @@ def run_main_job(config: MainJobConfig) -> dict[str, Any]:
     return summary
 
 
-def _run_cli(config_path: Path, overrides: list[str], config: MainJobConfig) -> int:
-    try:
-        run_main_job(config)
-    except TrainerError as e:
-        print(f"error: {e}", file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m trainer_adapter.main_job CONFIG [--section.field VALUE ...]`` (options as in vf-train)."""
-    import typer
-
-    from cli.vf_train import _config_command  # the same CONFIG + dotted-option command line as vf-train
-
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    app.command(help="The main job: SFT warm start, held-out eval, RL, held-out eval, reward curve.")(
-        _config_command(MainJobConfig, _run_cli)
-    )
-    app(args=sys.argv[1:] if argv is None else argv, prog_name="python -m trainer_adapter.main_job")
-
-
-if __name__ == "__main__":
-    main()
-
-
-__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "main",
+__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase",
            "rl_run_config", "run_main_job", "sft_run_config",
            "vf_eval_command"]

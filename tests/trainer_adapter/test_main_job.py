@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerError
+from cli.vf_train import main as vf_train_main
 from trainer_adapter.main_job import (
     MainJobConfig,
     RLPhase,
-    main,
     rl_run_config,
     run_main_job,
     sft_run_config,
@@ -90,7 +90,7 @@ def test_bad_settings_are_refused() -> None:
 def test_command_line_bad_input(args: list[str], message: str, tmp_path: Path,
                                 capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main([str(MAIN_TOML), "--output-dir", str(tmp_path / "out"), *args])
+        vf_train_main(["main", str(MAIN_TOML), "--output-dir", str(tmp_path / "out"), *args])
     assert exit_info.value.code == 2
     captured = capsys.readouterr()
     assert message in captured.out + captured.err
@@ -99,7 +99,7 @@ def test_command_line_bad_input(args: list[str], message: str, tmp_path: Path,
 
 def test_command_line_needs_the_config(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main([])
+        vf_train_main(["main"])
     assert exit_info.value.code == 2
     assert "Missing argument" in capsys.readouterr().err
 
@@ -175,7 +175,7 @@ def test_reward_curve_is_a_png(tmp_path: Path) -> None:
 def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     out = tmp_path / "main_job"
     result = subprocess.run(
-        [sys.executable, "-m", "trainer_adapter.main_job", str(MAIN_TOML), "--output-dir", str(out)],
+        [sys.executable, "-m", "cli.vf_train", "main", str(MAIN_TOML), "--output-dir", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=1150,
     )
     logs = "".join(f"\n--- {p.name}\n" + p.read_text()[-1500:] for p in sorted(out.glob("*.log")))
