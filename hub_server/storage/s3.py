@@ -144,15 +144,7 @@ class S3Storage(Storage):
         return io.BufferedReader(raw, buffer_size=256 * 1024)
 
     def exists(self, key: str) -> bool:
-        try:
-            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
-        except ClientError as error:
-            if _missing(error):
-                return False
-            raise StorageError(f"could not check blob {key}: {error}") from error
-        except BotoCoreError as error:
-            raise StorageError(f"could not check blob {key}: {error}") from error
-        return True
+        return self.stored_at(key) is not None
 
     def delete(self, key: str) -> None:
         try:

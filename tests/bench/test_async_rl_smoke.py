@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -20,23 +19,14 @@ BENCH = ROOT / "bench" / "async_rl.py"
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture(scope="module")
+def bench(load_script) -> ModuleType:
+    return load_script(BENCH, "async_rl_under_test")
 
 
 @pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    return _load(BENCH, "async_rl_under_test")
-
-
-@pytest.fixture(scope="module")
-def long_tail() -> ModuleType:
-    return _load(ROOT / "bench" / "envs" / "long_tail.py", "long_tail_under_test")
+def long_tail(load_script) -> ModuleType:
+    return load_script(ROOT / "bench" / "envs" / "long_tail.py", "long_tail_under_test")
 
 
 async def test_long_tail_rollouts_take_the_turns_their_example_asks(long_tail, serve, client_for) -> None:

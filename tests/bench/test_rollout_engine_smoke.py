@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,18 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "rollout_engine.py"
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
-def bench_envs() -> ModuleType:
-    return _load(ROOT / "bench" / "envs" / "bench_envs.py", "bench_envs_under_test")
+def bench_envs(load_script) -> ModuleType:
+    return load_script(ROOT / "bench" / "envs" / "bench_envs.py", "bench_envs_under_test")
 
 
 @pytest.mark.parametrize(("kind", "policy", "roles"), [
@@ -69,8 +59,8 @@ def _run(sdk: str, repeat: int, wall_s: float, cpu_s: float) -> dict:
             "mean_reward": 1.0, "peak_in_flight": 2}
 
 
-def test_saved_runs_are_tabulated_with_paired_ratios_and_failures(tmp_path: Path, capsys) -> None:
-    bench = _load(BENCH, "rollout_engine_under_test")
+def test_saved_runs_are_tabulated_with_paired_ratios_and_failures(tmp_path: Path, capsys, load_script) -> None:
+    bench = load_script(BENCH, "rollout_engine_under_test")
     runs = [_run("ours", 0, 1.0, 0.5), _run("original", 0, 4.0, 2.0),
             _run("ours", 1, 2.0, 1.0), _run("original", 1, 2.0, 1.0),
             _run("ours", 2, 1.0, 0.25), _run("original", 2, 3.0, 1.0),
