@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# Default uid ranges live in 0x70000000-0x7FFFFFFF: above the users, subuid ranges and systemd's
+# container ranges (which end at 0x6FFFFFFF), and below 2**31, past which bwrap's uid switch fails here.
+_UID_FLOOR = 0x7000_0000
+_UID_LIMIT = 2**31 - 1  # the first uid not used
+_UID_BLOCK = 2**17  # one root's range: up to 65,536 slots plus the probe's uid
+_UID_BLOCKS = (_UID_LIMIT - _UID_FLOOR) // _UID_BLOCK
 
 
 def default_root_dir() -> Path:
@@ -35,9 +43,14 @@ class LocalBackendConfig(BaseModel):
     python: str = Field(
         "/usr/bin/python3",
         description="The Python that runs the agent inside sandboxes (sandboxes see the host's /usr).")
-    uid_base: int = Field(
-        1_800_000_000, ge=1000,
-        description="As root, sandbox slot n runs as host uid uid_base+n (unused uids, one per sandbox).")
+    uid_base: int | None = Field(
+        None, ge=1000,
+        description=(
+            "As root, sandbox slot n runs as host uid uid_base+n (unused uids, one per sandbox). Default: a "
+            "range of its own per root_dir in 0x70000000-0x7FFFFFFF (one of 2,047), so backends on different roots "
+            "do not share uids."
+        ),
+    )
     max_sandboxes: int = Field(
         1024, ge=1, le=65536,
         description="Most sandboxes alive at once on this machine, across processes sharing root_dir.")
@@ -64,5 +77,28 @@ class LocalBackendConfig(BaseModel):
             "shared: all of them together weigh as much as one process, so the host's own work comes first."
         ),
     )
+
+    @model_validator(mode="after")
+    def _uids_fit(self) -> LocalBackendConfig:
+        # the probe's uid is uid_base + max_sandboxes; past the limit the uid switch fails and
+        # sandboxes would quietly run as the caller instead
+        if self.uid_base is not None and self.uid_base + self.max_sandboxes >= _UID_LIMIT:
+            raise ValueError(f"uid_base {self.uid_base} + max_sandboxes {self.max_sandboxes} passes the largest "
+                             f"uid a sandbox can switch to ({_UID_LIMIT - 1})")
+        return self
+
+    @property
+    def host_uid_base(self) -> int:
+        """The uid of slot 0: ``uid_base``, or the range this root_dir hashes to.
+
+        Why per root: two backends on different roots (two jobs, two test runs) both
+        number their slots from 0, and with one shared base their sandboxes would
+        run as the same host uids.
+        """
+        if self.uid_base is not None:
+            return self.uid_base
+        digest = int(hashlib.sha256(str(self.root_dir).encode()).hexdigest()[:8], 16)
+        return _UID_FLOOR + (digest % _UID_BLOCKS) * _UID_BLOCK
+
 
 __all__ = ["LocalBackendConfig", "default_root_dir"]

@@ -153,7 +153,7 @@ def _smoke_test(caps: Capabilities, config: LocalBackendConfig, agent_file: Path
                 "bubblewrap is installed but cannot create a sandbox here (user namespaces disabled?): "
                 + result.stderr.decode(errors="replace").strip()[-500:])
         if wanted_setpriv:
-            plan.setpriv, plan.host_uid = wanted_setpriv, config.uid_base + config.max_sandboxes
+            plan.setpriv, plan.host_uid = wanted_setpriv, config.host_uid_base + config.max_sandboxes
             caps.setpriv = wanted_setpriv if _run_smoke(caps, plan).returncode == 0 else None
             if caps.setpriv is None:
                 plan.setpriv, plan.host_uid = None, None

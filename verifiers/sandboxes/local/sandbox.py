@@ -97,7 +97,7 @@ class LocalSandbox:
     def host_uid(self) -> int | None:
         if self.slot is None or not self.host.caps.per_sandbox_uid:
             return None
-        return self.host.config.uid_base + self.slot.number
+        return self.host.config.host_uid_base + self.slot.number
 
     # -- start --------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from verifiers.sandboxes import AsyncSandboxClient
+from verifiers.sandboxes.local.probe import cgroup_parent_name
 
 
 def slot_of(root: Path, sandbox_id: str) -> Path:
@@ -36,11 +37,15 @@ def mounts_under(root: Path) -> list[str]:
             if line.split()[4].startswith(prefix)]
 
 
-def sandbox_cgroups() -> list[Path]:
-    """Every per-sandbox cgroup of every test root (v1 pids hierarchy or v2)."""
+def sandbox_cgroups(root: Path) -> list[Path]:
+    """Every per-sandbox cgroup of ``root``'s sandboxes (v1 pids and memory hierarchies, or v2).
+
+    Only this root's: another test run on the machine has sandboxes of its own.
+    """
+    parent = cgroup_parent_name(root)
     found: list[Path] = []
     for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")):
-        found += [p for p in base.rglob("verifiers-sandboxes-*/s*") if p.is_dir()] if base.exists() else []
+        found += [p for p in base.rglob(f"{parent}/s*") if p.is_dir()] if base.exists() else []
     return found
 
 

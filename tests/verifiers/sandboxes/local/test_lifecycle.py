@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,9 +55,9 @@ async def test_delete_leaves_no_process_cgroup_mount_or_directory(client: AsyncS
     assert running.stdout.split() == ["2", "2"]
     slot = slot_of(sandbox_root, box)
     uid = (slot / "files" / "workspace").stat().st_uid
-    assert sandbox_cgroups() or os.geteuid() != 0
+    assert sandbox_cgroups(sandbox_root) or os.geteuid() != 0
     await client.delete(box)
-    assert not slot.exists() and mounts_under(slot) == [] and sandbox_cgroups() == []
+    assert not slot.exists() and mounts_under(slot) == [] and sandbox_cgroups(sandbox_root) == []
     if uid != 0:
         assert processes_of_uid(uid) == []
 
@@ -104,7 +105,7 @@ async def test_sandboxes_die_with_a_killed_owner_and_the_next_start_reaps_the_re
     await backend.start()
     try:
         assert not any(s.exists() for s in slots) and mounts_under(root) == []
-        assert sandbox_cgroups() == []
+        assert sandbox_cgroups(root) == []
     finally:
         await backend.close()
         for leftover in root.glob("agent-*.py"):
@@ -128,6 +129,23 @@ async def test_sigterm_removes_every_sandbox_before_the_process_dies(sandbox_roo
         root.rmdir()
 
 
+async def test_sandboxes_of_two_roots_never_share_a_host_uid(client: AsyncSandboxClient, make_sandbox,
+                                                             sandbox_root: Path) -> None:
+    other_root = sandbox_root.parent / f"{sandbox_root.name}-other"
+    other = AsyncSandboxClient(LocalBackend(LocalBackendConfig(root_dir=other_root)))
+    try:
+        mine = await make_sandbox()
+        theirs = await other.create(CreateSandboxRequest())
+        await other.wait_for_creation(theirs.id, timeout=30)
+        uids = [(slot_of(root, box) / "files" / "workspace").stat().st_uid
+                for root, box in ((sandbox_root, mine), (other_root, theirs.id))]
+        if os.geteuid() == 0:  # without root every sandbox runs as the caller
+            assert uids[0] != uids[1]  # both are slot 0 of their root
+    finally:
+        await other.backend.close()
+        shutil.rmtree(other_root, ignore_errors=True)
+
+
 async def _cycle(client: AsyncSandboxClient, i: int) -> float:
     started = time.perf_counter()
     box = await client.create(CreateSandboxRequest(labels=["load"]))
@@ -146,7 +164,7 @@ async def _load(client: AsyncSandboxClient, sandbox_root: Path, count: int, in_f
 
     latencies = await asyncio.gather(*(one(i) for i in range(count)))
     assert await client.list() == [] and [p for p in sandbox_root.iterdir() if p.name.isdigit()] == []
-    assert mounts_under(sandbox_root) == [] and sandbox_cgroups() == []
+    assert mounts_under(sandbox_root) == [] and sandbox_cgroups(sandbox_root) == []
     return sorted(latencies)
 
 

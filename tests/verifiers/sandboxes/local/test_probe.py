@@ -122,3 +122,19 @@ async def test_the_unisolated_mode_still_runs_commands_in_the_sandbox_directorie
         assert timed.timed_out
     finally:
         await backend.close()
+
+
+def test_each_root_gets_its_own_uid_range_unless_one_is_given(tmp_path: Path) -> None:
+    first, second = LocalBackendConfig(root_dir=tmp_path / "a"), LocalBackendConfig(root_dir=tmp_path / "b")
+    assert first.host_uid_base != second.host_uid_base
+    assert first.host_uid_base == LocalBackendConfig(root_dir=tmp_path / "a").host_uid_base  # stable
+    for config in (first, second):
+        assert 0x7000_0000 <= config.host_uid_base < 2**31 - 1 - 65_536
+    assert LocalBackendConfig(root_dir=tmp_path, uid_base=5000).host_uid_base == 5000
+
+
+def test_a_uid_range_past_the_largest_uid_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="largest uid"):
+        LocalBackendConfig(root_dir=tmp_path, uid_base=2**31 - 100, max_sandboxes=1024)
+    with pytest.raises(ValueError):
+        LocalBackendConfig(root_dir=tmp_path, uid_base=0)
