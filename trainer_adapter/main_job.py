@@ -6,9 +6,12 @@ Four phases, each through the project's own commands, all under ``output_dir``:
    environment's training rows (``sft/``).
 2. ``vf-eval`` of the warm-started weights through a vLLM server: the held-out reward BEFORE RL
    (``evals/``).
-3. ``vf-train rl`` from those weights: vLLM servers with in-flight weight updates, the FSDP2
-   trainer and the orchestrator (``rl/``).
-4. ``vf-eval`` of the final RL weights, the same way on the same held-out rows: AFTER.
+3. ``vf-train rl`` from those weights on the same server (in-flight weight updates), with the
+   FSDP2 trainer and the orchestrator (``rl/``).
+4. The server loads the final RL weights; ``vf-eval`` the same way on the same held-out rows: AFTER.
+
+One server serves all three phases: each vLLM start costs 30-60 s here, and a server that
+loaded new weights answers exactly as a fresh one would (:mod:`trainer_adapter.inference.weight_routes`).
 
 Then ``reward_curve.png`` (training reward per step, online held-out evaluations, the two
 ``vf-eval`` results) and ``summary.json``; the last line printed is
@@ -19,6 +22,7 @@ Then ``reward_curve.png`` (training reward per step, online held-out evaluations
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -37,6 +41,7 @@ from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_
 
 ENV_ID = "arithmetic"
 MODEL_NAME = "tiny"
+_MAX_NUM_SEQS = 512  # a whole RL batch at once
 
 
 class SFTPhase(BaseModel):
@@ -118,8 +123,9 @@ def sft_run_config(config: MainJobConfig) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def rl_run_config(config: MainJobConfig, warm_start: Path) -> dict[str, Any]:
-    """``vf-train rl``'s config (an ``RLRunConfig``) starting from ``warm_start``."""
+def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | None = None) -> dict[str, Any]:
+    """``vf-train rl``'s config (an ``RLRunConfig``) starting from ``warm_start``, on the job's running
+    server at ``server_url`` (None: ``vf-train rl`` starts its own)."""
     rl = config.rl
     return {
         "max_steps": rl.steps, "output_dir": str(config.output_dir / "rl"),
@@ -135,8 +141,8 @@ def rl_run_config(config: MainJobConfig, warm_start: Path) -> dict[str, Any]:
             # filter), and a policy that solves (or fails) everything can never starve the batch.
             "buffer": {"drop_uniform_groups": False},
         },
-        "inference": {"python": str(config.vllm_python), "max_num_seqs": 512,
-                      "start_timeout_s": config.server_timeout_s},
+        "inference": {"python": str(config.vllm_python), "max_num_seqs": _MAX_NUM_SEQS,
+                      "start_timeout_s": config.server_timeout_s, "urls": [server_url] if server_url else []},
         "trainer": {"num_processes": rl.num_processes,
                     "optimizer": {"lr": rl.lr, "warmup_steps": rl.warmup_steps, "schedule": "constant"}},
     }  # fmt: skip
@@ -205,24 +211,47 @@ class _Follower:
 
 
 
-def _evaluate(config: MainJobConfig, weights: Path, model: str) -> float:
-    """Serve ``weights`` with a fresh vLLM server and measure the held-out reward with ``vf-eval``."""
+def _job_server(config: MainJobConfig, weights: Path) -> Any:
+    """The job's vLLM server (not started) on ``weights``: the orchestrator's model name, and one per evaluation."""
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.train.launch import free_port
 
-    root = config.output_dir
-    server = InferenceServer(
-        InferenceConfig(model=str(weights), served_model_name=model, port=free_port(), max_num_seqs=64),
-        python=config.vllm_python, log_path=root / f"vllm_{model}.log",
+    names = [MODEL_NAME, f"{MODEL_NAME}-sft", f"{MODEL_NAME}-rl"]  # vf-eval files each run under its name
+    return InferenceServer(
+        InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), max_num_seqs=_MAX_NUM_SEQS),
+        python=config.vllm_python, log_path=config.output_dir / "vllm.log",
     )
-    try:
-        server.start(config.server_timeout_s)
-        _say(f"  vLLM serves {weights} as {model!r} at {server.base_url}; running vf-eval")
-        _run_following(vf_eval_command(config, server.base_url, model), root / f"vf_eval_{model}.log",
-                       lambda: None, env={"VF_MAIN_JOB_KEY": "local", "COLUMNS": "200"})
-    finally:
-        server.stop()
+
+
+def _evaluate(config: MainJobConfig, base_url: str, model: str) -> float:
+    """The held-out reward of what the server at ``base_url`` serves now, measured by ``vf-eval`` as ``model``."""
+    root = config.output_dir
+    _run_following(vf_eval_command(config, base_url, model), root / f"vf_eval_{model}.log",
+                   lambda: None, env={"VF_MAIN_JOB_KEY": "local", "COLUMNS": "200"})
     return held_out_reward(eval_run_dir(root, ENV_ID, model))
+
+
+def _load_weights(base_url: str, weights: Path) -> str:
+    """Load ``weights`` into the server; returns the folder it then serves, as the server reports it."""
+    from trainer_adapter.inference.weights_client import WeightsClient
+
+    async def load() -> str:
+        async with WeightsClient(base_url) as client:
+            await client.update(str(weights))
+            return str((await client.current())["weight_dir"])
+
+    return asyncio.run(load())
+
+
+def _train_rl(config: MainJobConfig, train: list[str], warm: Path, server_url: str) -> None:
+    """``vf-train rl`` from ``warm`` on the job's server, printing each step's training reward as it comes."""
+    root, steps = config.output_dir, config.rl.steps
+    (root / "rl.json").write_text(json.dumps(rl_run_config(config, warm, server_url), indent=2))
+    show_train = _Follower(root / "rl" / "orchestrator_metrics.jsonl",
+                           lambda m: f"  rl step {m['step'] + 1}/{steps}  training reward {m['reward']:.3f}")
+    show_eval = _Follower(root / "rl" / "eval_metrics.jsonl",
+                          lambda m: f"  rl online eval at step {m['step']}: held-out reward (greedy) {m['reward']:.3f}")
+    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()))
 
 
 def _prepare_output(config: MainJobConfig) -> Path:
@@ -255,29 +284,31 @@ def run_main_job(config: MainJobConfig) -> dict[str, Any]:
     times["sft"], clock = time.monotonic() - clock, time.monotonic()
 
     _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
-    before = _evaluate(config, warm, f"{MODEL_NAME}-sft")
-    _say(f"  held-out reward before RL: {before:.3f}")
-    times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
+    server = _job_server(config, warm)
+    try:
+        server.start(config.server_timeout_s)
+        _say(f"  vLLM serves {warm} at {server.base_url}; running vf-eval")
+        before = _evaluate(config, server.base_url, f"{MODEL_NAME}-sft")
+        _say(f"  held-out reward before RL: {before:.3f}")
+        times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
 
-    rl_dir = root / "rl"
-    _say(f"[3/4] RL: {config.rl.steps} steps of vf-train rl (vLLM + trainer + orchestrator) -> {rl_dir}")
-    (root / "rl.json").write_text(json.dumps(rl_run_config(config, warm), indent=2))
-    steps = config.rl.steps
-    show_train = _Follower(rl_dir / "orchestrator_metrics.jsonl",
-                           lambda m: f"  rl step {m['step'] + 1}/{steps}  training reward {m['reward']:.3f}")
-    show_eval = _Follower(rl_dir / "eval_metrics.jsonl",
-                          lambda m: f"  rl online eval at step {m['step']}: held-out reward (greedy) {m['reward']:.3f}")
-    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()))
-    times["rl"], clock = time.monotonic() - clock, time.monotonic()
+        rl_dir = root / "rl"
+        _say(f"[3/4] RL: {config.rl.steps} steps of vf-train rl (trainer + orchestrator, the same vLLM) -> {rl_dir}")
+        _train_rl(config, train, warm, server.base_url)
+        times["rl"], clock = time.monotonic() - clock, time.monotonic()
 
-    _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
-    after = _evaluate(config, rl_dir / "weights" / f"step_{steps}", f"{MODEL_NAME}-rl")
-    _say(f"  held-out reward after RL: {after:.3f}")
-    times["eval_after"] = time.monotonic() - clock
+        _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
+        served = _load_weights(server.base_url, rl_dir / "weights" / f"step_{config.rl.steps}")
+        _say(f"  vLLM now serves {served}; running vf-eval")
+        after = _evaluate(config, server.base_url, f"{MODEL_NAME}-rl")
+        _say(f"  held-out reward after RL: {after:.3f}")
+        times["eval_after"] = time.monotonic() - clock
+    finally:
+        server.stop()
 
     png = plot_reward_curve(rl_dir, before, after, root / "reward_curve.png")
     summary = {"before": before, "after": after, "seconds": {k: round(v, 1) for k, v in times.items()},
-               "total_seconds": round(sum(times.values()), 1), "reward_curve": str(png),
+               "total_seconds": round(sum(times.values()), 1), "reward_curve": str(png), "after_weights": served,
                "evals": {"before": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-sft")),
                          "after": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-rl"))}}
     (root / "summary.json").write_text(json.dumps(summary, indent=2))

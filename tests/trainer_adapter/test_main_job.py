@@ -63,6 +63,9 @@ def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None
     # the same held-out rows everywhere: SFT and RL train on the split the evaluation never sees
     assert sft.data.env_args == rl.env.args == config.env_args()
     assert config.env_args()["num_eval_examples"] == config.eval.num_examples
+    assert rl.inference.urls == []  # on its own, vf-train rl starts its servers
+    on_the_job_server = rl_run_config(config, Path("/w/sft/weights/step_1"), "http://127.0.0.1:5/v1")
+    assert RLRunConfig.model_validate(on_the_job_server).inference.urls == ["http://127.0.0.1:5/v1"]
 
 
 def test_before_and_after_are_measured_the_same_way() -> None:
@@ -191,3 +194,6 @@ def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     trainer = read_jsonl(out / "rl" / "trainer_metrics.jsonl")
     assert len(trainer) == load_config(MainJobConfig, MAIN_TOML).rl.steps
     assert (out / "rl" / "weights").is_dir() and (out / "evals").is_dir()
+    # one vLLM server for BEFORE, RL and AFTER (each start costs 30-60 s here)
+    assert [p.name for p in out.rglob("*.log") if "vllm" in p.name or "inference" in p.name] == ["vllm.log"]
+    assert summary["after_weights"] == str((out / "rl" / "weights" / f"step_{len(trainer)}").resolve())

@@ -52,8 +52,9 @@ class InferenceConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="Hugging Face model folder (or hub id on a machine that can download) to serve.")
-    served_model_name: str | None = Field(
-        None, description="Model name clients send in requests; default: the model path as given."
+    served_model_name: str | list[str] | None = Field(
+        None, description="Model name(s) clients send in requests (any of them is answered); default: the "
+        "model path as given."
     )
     host: str = Field("127.0.0.1", description="Address to listen on.")
     port: int = Field(8000, ge=1, le=65535, description="Port to listen on.")
@@ -90,7 +91,8 @@ class InferenceConfig(BaseModel):
             "--logprobs-mode", LOGPROBS_MODE,
         ]  # fmt: skip
         if self.served_model_name:
-            args += ["--served-model-name", self.served_model_name]
+            names = [self.served_model_name] if isinstance(self.served_model_name, str) else self.served_model_name
+            args += ["--served-model-name", *names]
         if self.enforce_eager:
             args.append("--enforce-eager")
         if self.gpu_memory_utilization is not None:

@@ -28,6 +28,12 @@ def test_argv_sets_the_weight_extension_routes_and_processed_logprobs() -> None:
     assert InferenceConfig(model="/m", kv_cache_gib=3).env() == {"VLLM_CPU_KVCACHE_SPACE": "3"}
 
 
+def test_one_server_can_answer_to_several_model_names() -> None:
+    argv = InferenceConfig(model="/m", served_model_name=["tiny", "tiny-sft"]).argv()
+    names = argv[argv.index("--served-model-name") + 1 :][:2]
+    assert names == ["tiny", "tiny-sft"] and argv[argv.index("--served-model-name") + 3].startswith("--")
+
+
 @pytest.mark.parametrize(
     "extra", [["--logprobs-mode", "raw_logprobs"], ["--port=1"], ["--worker-extension-cls", "x.Y"]]
 )
