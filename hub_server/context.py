@@ -30,8 +30,8 @@ class Hub:
     blobs: SmallBlobs = field(default_factory=SmallBlobs)
 
     def __post_init__(self) -> None:
-        self.writes = RateLimiter(self.settings.write_rate_per_minute)
-        self.failed_auth = RateLimiter(self.settings.failed_auth_per_minute)
+        self.writes = RateLimiter(self.db, "writes", self.settings.write_rate_per_minute)
+        self.failed_auth = RateLimiter(self.db, "failed_auth", self.settings.failed_auth_per_minute)
         self.reads = ReadCache(self.db, self.settings.read_cache_seconds)
 
     def _authenticate(self, request: Request) -> Principal | None:
@@ -39,11 +39,11 @@ class Hub:
         header = request.headers.get("authorization")
         if not header:
             return None
-        self.failed_auth.check(address, "failed authentications")
         try:
             token = token_from_header(header)
             assert token is not None  # a header was present
-            with self.db.read() as session:
+            with self.db.read() as session:  # one transaction for the budget and the token
+                self.failed_auth.check(address, "failed authentications", session)
                 return authenticate(session, token)
         except Forbidden:
             self.failed_auth.hit(address, "failed authentications")

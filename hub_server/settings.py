@@ -64,12 +64,14 @@ class Settings(BaseSettings):
     write_rate_per_minute: int = Field(
         default=120,
         gt=0,
-        description="Uploads and other writes one principal may make per minute (per app worker); then 429.",
+        description="Uploads and other writes one principal may make per minute (all app workers together); "
+        "then 429.",
     )
     failed_auth_per_minute: int = Field(
         default=30,
         gt=0,
-        description="Failed authentications one client address may make per minute (per app worker); then 429.",
+        description="Failed authentications one client address may make per minute (all app workers "
+        "together); then 429.",
     )
     reserved_names: list[str] = Field(
         default_factory=lambda: ["verifiers", "pip", "setuptools", "wheel", "numpy", "torch", "openai", "requests"],

@@ -1,6 +1,8 @@
-"""What the Hub records about how environments are used: downloads per file and day, evaluation results.
+"""What the Hub records about how environments are used: downloads per file and day, evaluation results;
+and the recent events its rate limits count.
 
-Both only ever grow (a result can be withdrawn by its submitter or the project's publishers).
+Downloads and results only ever grow (a result can be withdrawn by its submitter or the project's
+publishers); rate events are deleted once they leave their window.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, Date, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Date, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from hub_server.db.models import Base, Owner, Release, UTCDateTime, utcnow
@@ -22,6 +24,19 @@ class DownloadCount(Base):
     file_id: Mapped[int] = mapped_column(ForeignKey("files.id"), primary_key=True)
     day: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RateEvent(Base):
+    """One counted event (a write, a failed authentication) of one key, shared by every app worker."""
+
+    __tablename__ = "rate_events"
+    __table_args__ = (Index("ix_rate_events_scope_key_at", "scope", "key", "at"),
+                      Index("ix_rate_events_scope_at", "scope", "at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    scope: Mapped[str] = mapped_column(String(40))
+    key: Mapped[str] = mapped_column(String(200))
+    at: Mapped[float] = mapped_column(Float)  # Unix time: the workers' clocks are the host's (or NTP'd) clock
 
 
 class EvalResult(Base):

@@ -114,3 +114,14 @@ def test_racing_uploads_of_one_filename_through_two_processes(servers: tuple[lis
         page = httpx.get(f"{url}/simple/race-env/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
         assert [f["hashes"]["sha256"] for f in page.json()["files"]] == [sha]
         assert httpx.get(f"{url}/files/{sha}/{wheels[0].name}", follow_redirects=True).content == winner
+
+
+def test_failed_authentications_count_against_one_budget_across_processes(servers: tuple[list[str], str]) -> None:
+    urls, _ = servers
+    limit = Settings().failed_auth_per_minute  # both processes run with the defaults
+    codes = [httpx.get(f"{urls[i % 2]}/api/v1/whoami", headers=basic(f"vfh_wrong{i}"), timeout=30).status_code
+             for i in range(limit)]
+    assert codes == [403] * limit
+    for url in urls:  # the next one is refused by either process, not only after `limit` more per process
+        refused = httpx.get(f"{url}/api/v1/whoami", headers=basic("vfh_wrong"), timeout=30)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
