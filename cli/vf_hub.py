@@ -155,9 +155,12 @@ def gc(grace_hours: Annotated[float, typer.Option(
            min=0.0, help="Only blobs stored longer ago than this are candidates, so uploads in flight "
                          "(blob stored, rows not yet committed) are never touched.")] = 24.0,
        dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")] = False,
+       keep_deleted: Annotated[bool, typer.Option(
+           "--keep-deleted", help="Keep the blobs of deleted files too (by default a file deleted longer ago "
+                                  "than the grace period no longer keeps its blobs).")] = False,
        data_dir: DataDirOpt = None, database_url: DbOpt = None,
        storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None) -> None:
-    """Delete stored blobs that no file references (left by failed or interrupted uploads)."""
+    """Delete stored blobs no live file references: left by failed uploads, or by files deleted since."""
     from hub_server.db import Database
     from hub_server.services.gc import collect_garbage
     from hub_server.storage import open_storage
@@ -169,7 +172,8 @@ def gc(grace_hours: Annotated[float, typer.Option(
     try:
         db.migrate()
         storage = open_storage(settings.resolved_storage_url(), staging=settings.data_dir / "staging")
-        report = collect_garbage(db, storage, dt.timedelta(hours=grace_hours), dry_run=dry_run)
+        report = collect_garbage(db, storage, dt.timedelta(hours=grace_hours), dry_run=dry_run,
+                                 keep_deleted=keep_deleted)
     except HubError as error:
         raise _fail(error) from None
     finally:

@@ -7,8 +7,10 @@ grace period (default a day; an upload takes seconds) are candidates, and each c
 read again just before it is deleted. ``Storage.put`` renews the age of a blob it finds already
 stored, so an upload re-using an old orphan's bytes protects it too.
 
-A blob is referenced by a file's own ``sha256`` or its ``metadata_sha256`` (PEP 658), whether the
-file is live or deleted (a deleted file's tombstone keeps its blob; nothing here frees those).
+A blob is referenced by a file's own ``sha256`` or its ``metadata_sha256`` (PEP 658). A deleted file's
+row stays (its tombstone keeps the filename taken) but nothing serves its bytes, so it stops
+protecting its blobs once it has been deleted for longer than the grace period (unless
+``keep_deleted``); a live file, or a newer upload of the same bytes, keeps them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sqlalchemy import select, union
+from sqlalchemy import select, true, union
 from sqlalchemy.orm import Session
 
 from hub_server.db.database import Database
@@ -56,9 +58,11 @@ def _batches(blobs: Iterable[StoredBlob], size: int) -> Iterator[list[StoredBlob
         yield batch
 
 
-def _referenced(session: Session, digests: list[str]) -> set[str]:
-    own = select(File.sha256.label("digest")).where(File.sha256.in_(digests))
-    metadata = select(File.metadata_sha256.label("digest")).where(File.metadata_sha256.in_(digests))
+def _referenced(session: Session, digests: list[str], deleted_before: dt.datetime | None) -> set[str]:
+    """The digests some file references; files deleted before ``deleted_before`` do not count."""
+    counts = (File.deleted_at.is_(None) | (File.deleted_at >= deleted_before)) if deleted_before else true()
+    own = select(File.sha256.label("digest")).where(File.sha256.in_(digests), counts)
+    metadata = select(File.metadata_sha256.label("digest")).where(File.metadata_sha256.in_(digests), counts)
     return set(session.scalars(union(own, metadata)))
 
 
@@ -71,9 +75,13 @@ def _digest(blob: StoredBlob) -> str | None:
 
 
 def collect_garbage(db: Database, storage: Storage, grace: dt.timedelta = DEFAULT_GRACE,
-                    dry_run: bool = False, now: float | None = None) -> GcReport:
-    """Delete (or, with ``dry_run``, only list) unreferenced blobs stored longer ago than ``grace``."""
+                    dry_run: bool = False, now: float | None = None, keep_deleted: bool = False) -> GcReport:
+    """Delete (or, with ``dry_run``, only list) unreferenced blobs stored longer ago than ``grace``.
+
+    Files deleted longer ago than ``grace`` no longer reference their blobs, unless ``keep_deleted``.
+    """
     cutoff = (now if now is not None else time.time()) - grace.total_seconds()
+    deleted_before = None if keep_deleted else dt.datetime.fromtimestamp(cutoff, dt.timezone.utc)
     report = GcReport()
     for batch in _batches(storage.blobs(), _BATCH):
         report.examined += len(batch)
@@ -82,7 +90,7 @@ def collect_garbage(db: Database, storage: Storage, grace: dt.timedelta = DEFAUL
         old = [(blob, digest) for blob, digest in named if blob.stored_at < cutoff]
         report.too_young += len(named) - len(old)
         with db.read() as session:
-            referenced = _referenced(session, [digest for _blob, digest in old]) if old else set()
+            referenced = _referenced(session, [digest for _blob, digest in old], deleted_before) if old else set()
         report.referenced += sum(1 for _blob, digest in old if digest in referenced)
         for blob, digest in old:
             if digest in referenced:

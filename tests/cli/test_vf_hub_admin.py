@@ -61,6 +61,17 @@ def test_gc_deletes_old_orphans_only(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert runner.invoke(app, ["admin", "gc", "--grace-hours", "0.5", "--data-dir", str(data)]).exit_code == 0
     assert not young.exists() and all(p.exists() for p in kept)
 
+    hub_app = create_app(Settings(data_dir=data))  # delete the wheel: its blobs lose their last reference
+    with TestClient(hub_app) as client:
+        gone = client.delete(f"/api/v1/projects/alice/demo-env/files/{wheel.name}", headers=basic(token))
+        assert gone.status_code == 200, gone.text
+    hub_app.state.hub.db.dispose()
+    keep = runner.invoke(app, ["admin", "gc", "--grace-hours", "0", "--keep-deleted", "--data-dir", str(data)])
+    assert keep.exit_code == 0 and "2 referenced" in keep.output and all(p.exists() for p in kept)
+    freed = runner.invoke(app, ["admin", "gc", "--grace-hours", "0", "--data-dir", str(data)])
+    assert freed.exit_code == 0 and "2 unreferenced blob(s)" in freed.output, freed.output
+    assert not any(p.exists() for p in kept)
+
 
 def test_gc_refuses_bad_input(tmp_path: Path) -> None:
     negative = runner.invoke(app, ["admin", "gc", "--grace-hours", "-1", "--data-dir", str(tmp_path)])

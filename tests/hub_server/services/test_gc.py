@@ -17,11 +17,15 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from hub_server.context import Hub
+from hub_server.db import File
+from hub_server.services import accounts
 from hub_server.services.gc import collect_garbage
 from hub_server.storage import LocalStorage, blob_key
 from hub_server.storage.base import StoredBlob
+from tests.hub_server.conftest import bearer
 from tests.hub_server.dists import make_wheel
 
 HOUR = dt.timedelta(hours=1)
@@ -44,6 +48,12 @@ def published(hub: Hub, make_user: Callable[[str], str], upload: Callable[..., h
     assert upload(token, make_wheel(tmp_path, "demo-env", "0.1.0"), "demo-env", "0.1.0").status_code == 200
     info = client.get("/simple/demo-env/", headers={"Accept": JSON}).json()["files"][0]
     return [blob_key(info["hashes"]["sha256"]), blob_key(info["core-metadata"]["sha256"])]
+
+
+def _publisher_token(hub: Hub, name: str) -> str:
+    """Another publish token for an existing user."""
+    with hub.db.write() as session:
+        return accounts.issue_token(session, accounts.get_owner(session, name), accounts.PUBLISH, expires_in=HOUR)
 
 
 def _keys(hub: Hub) -> set[str]:
@@ -102,3 +112,38 @@ def test_keys_that_are_not_content_addresses_are_left_alone(hub: Hub, tmp_path: 
     hub.storage.put(key, source)
     report = collect_garbage(hub.db, hub.storage, HOUR, now=time.time() + 2 * 3600)
     assert report.deleted == [] and report.ignored == 1 and hub.storage.exists(key)
+
+
+def test_a_deleted_files_blobs_go_once_it_has_been_deleted_longer_than_the_grace(
+        hub: Hub, client: TestClient, published: list[str], upload: Callable[..., httpx.Response],
+        tmp_path: Path) -> None:
+    wheel = client.get("/simple/demo-env/", headers={"Accept": JSON}).json()["files"][0]
+    token = _publisher_token(hub, "alice")
+    gone = client.delete(f"/api/v1/projects/alice/demo-env/files/{wheel['filename']}", headers=bearer(token))
+    assert gone.status_code == 200, gone.text
+    later = time.time() + 2 * 3600
+    assert collect_garbage(hub.db, hub.storage, HOUR, now=time.time()).deleted == []  # deleted just now
+    kept = collect_garbage(hub.db, hub.storage, HOUR, now=later, keep_deleted=True)
+    assert kept.deleted == [] and kept.referenced == 2
+    report = collect_garbage(hub.db, hub.storage, HOUR, now=later)
+    assert sorted(b.key for b in report.deleted) == sorted(published) and _keys(hub) == set()
+    # the tombstone still keeps the filename: the same name cannot come back with other bytes
+    again = upload(token, make_wheel(tmp_path / "again", "demo-env", "0.1.0", body="VALUE = 2\n"), "demo-env", "0.1.0")
+    assert again.status_code == 400 and "previously used and deleted" in again.text
+
+
+def test_bytes_a_live_file_shares_with_a_deleted_one_stay(hub: Hub, client: TestClient,
+                                                          published: list[str]) -> None:
+    wheel = client.get("/simple/demo-env/", headers={"Accept": JSON}).json()["files"][0]
+    with hub.db.write() as session:  # another file with the same bytes (content addressing shares the blob)
+        original = session.scalar(select(File).where(File.filename == wheel["filename"]))
+        assert original is not None
+        twin = File(**{c: getattr(original, c) for c in ("release_id", "packagetype", "size", "sha256",
+                                                         "blake2_256", "metadata_sha256", "uploaded_by_id")},
+                    filename="twin-" + original.filename)
+        session.add(twin)
+    gone = client.delete(f"/api/v1/projects/alice/demo-env/files/{wheel['filename']}",
+                         headers=bearer(_publisher_token(hub, "alice")))
+    assert gone.status_code == 200, gone.text
+    report = collect_garbage(hub.db, hub.storage, HOUR, now=time.time() + 2 * 3600)
+    assert report.deleted == [] and report.referenced == 2 and _keys(hub) == set(published)
