@@ -9,7 +9,9 @@ any URL whose scheme is not http, https or mailto (``javascript:``, ``data:``, .
 reStructuredText (``text/x-rst``) goes through docutils with everything that reaches outside the
 text turned off: no ``raw`` directive, no file or URL insertion (``include``, ``csv-table :file:``
 or ``:url:``, which would read the server's files or fetch URLs), no configuration files, and no
-error reports in the output; its HTML is then sanitised like markdown's. Other description types
+error reports in the output; its HTML is then sanitised like markdown's. A README without a
+``Description-Content-Type`` is reST too (the core-metadata default), but strictly: if docutils
+finds an error in it, it was most likely plain text, and is shown as such. Other description types
 (plain text, or reST where docutils is not installed) are shown as escaped preformatted text.
 """
 
@@ -64,15 +66,20 @@ def is_rst(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "text/x-rst"
 
 
-def _rst_html(text: str) -> str | None:
-    """reStructuredText as (unsanitised) HTML, or None when docutils is not installed."""
+def _rst_html(text: str, strict: bool = False) -> str | None:
+    """reStructuredText as (unsanitised) HTML; None when docutils is not installed, or, if ``strict``,
+    when the text has an error as reST."""
     try:
         from docutils.core import publish_parts
+        from docutils.utils import SystemMessage
         from docutils.writers.html5_polyglot import Writer
     except ImportError:
         return None
-    settings = {**_RST_SETTINGS, "warning_stream": io.StringIO()}
-    return str(publish_parts(text, writer=Writer(), settings_overrides=settings)["html_body"])
+    settings = {**_RST_SETTINGS, "warning_stream": io.StringIO(), **({"halt_level": 3} if strict else {})}
+    try:
+        return str(publish_parts(text, writer=Writer(), settings_overrides=settings)["html_body"])
+    except SystemMessage:  # only raised in strict mode
+        return None
 
 
 def sanitize(html: str) -> str:
@@ -92,7 +99,7 @@ def _render(text: str, content_type: str) -> Markup:
         return Markup("")
     if is_markdown(content_type):
         return Markup(sanitize(_markdown().render(text)))  # noqa: S704 - sanitised just now
-    html = _rst_html(text) if is_rst(content_type) else None
+    html = _rst_html(text) if is_rst(content_type) else _rst_html(text, strict=True) if not content_type else None
     if html is not None:
         return Markup(sanitize(html))  # noqa: S704 - sanitised just now
     return Markup(f'<pre class="readme-plain">{escape(text)}</pre>')  # noqa: S704 - escaped

@@ -98,6 +98,19 @@ def test_rst_without_docutils_is_preformatted_text(monkeypatch: pytest.MonkeyPat
     assert html.startswith('<pre class="readme-plain">') and "&lt;b&gt;" in html
 
 
+def test_without_a_content_type_valid_rst_renders_and_anything_else_is_plain_text() -> None:
+    rst = str(render_readme("Reverse text\n============\n\nSome *text* and ``code``.\n", ""))
+    assert "<h2>Reverse text</h2>" in rst and "<em>text</em>" in rst
+    prose = str(render_readme("A plain description.\nOn two lines.\n", ""))
+    assert prose.strip().startswith("<p>") and "A plain description." in prose  # plain prose is valid reST too
+    broken = "Notes\n=====\n\n* a list\nnot indented  <b>x</b>\n\n.. unknown-directive:: x\n"
+    html = str(render_readme(broken, ""))
+    assert html.startswith('<pre class="readme-plain">') and "&lt;b&gt;" in html  # an error as reST: text
+    assert "System Message" not in html
+    explicit = str(render_readme(broken, "text/x-rst"))  # declared reST renders what parses, as before
+    assert not explicit.startswith("<pre")
+
+
 def test_empty_readme_renders_nothing() -> None:
     assert str(render_readme("  \n", "text/markdown")) == ""
 
