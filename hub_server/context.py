@@ -40,10 +40,11 @@ class Hub:
         if not header:
             return None
         try:
-            token = token_from_header(header)
-            assert token is not None  # a header was present
             with self.db.read() as session:  # one transaction for the budget and the token
+                # the budget first: a client over it is refused before its header is even parsed
                 self.failed_auth.check(address, "failed authentications", session)
+                token = token_from_header(header)
+                assert token is not None  # a header was present
                 return authenticate(session, token)
         except Forbidden:
             self.failed_auth.hit(address, "failed authentications")

@@ -29,8 +29,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +256,29 @@ def _train_rl(config: MainJobConfig, train: list[str], warm: Path, server_url: s
     _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()))
 
 
+@contextmanager
+def sigterm_exits() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``SystemExit(143)``, so ``finally`` blocks run and the job's vLLM
+    server (its own session, which a signal to the job does not reach) and phases are stopped.
+
+    Python's default action for SIGTERM ends the process at once, skipping them. An application's own
+    handler is left alone, and so is a thread other than the main one (only it may set handlers).
+    """
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def exit_now(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, exit_now)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _prepare_output(config: MainJobConfig) -> Path:
     """An empty ``output_dir``; a previous main job's folder is replaced, any other non-empty folder refused."""
     root = config.output_dir
@@ -266,25 +291,11 @@ def _prepare_output(config: MainJobConfig) -> Path:
     return root
 
 
-def run_main_job(config: MainJobConfig) -> dict[str, Any]:
-    """Run the four phases, draw the curve, write ``summary.json``; returns the summary."""
-    if not config.vllm_python.is_file():
-        raise TrainerError(f"no vLLM interpreter at {config.vllm_python}: run bash scripts/setup_vllm_cpu.sh")
-    root = _prepare_output(config)
-    times: dict[str, float] = {}
-    clock = time.monotonic()
-    train = _console_script("vf-train", "cli.vf_train")
-
-    _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {ENV_ID} -> {root / 'sft'}")
-    (root / "sft.json").write_text(json.dumps(sft_run_config(config), indent=2))
-    show_sft = _Follower(root / "sft" / "metrics.jsonl",
-                         lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
-    _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
-    warm = root / "sft" / "weights" / f"step_{config.sft.steps}"
-    times["sft"], clock = time.monotonic() - clock, time.monotonic()
-
-    _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
-    server = _job_server(config, warm)
+def _on_the_server(config: MainJobConfig, server: Any, train: list[str], warm: Path,
+                   times: dict[str, float]) -> tuple[float, float, str]:
+    """BEFORE, RL and AFTER on one vLLM server, stopped at the end whatever happens; returns the two
+    held-out rewards and the folder the server served for AFTER."""
+    root, clock = config.output_dir, time.monotonic()
     try:
         server.start(config.server_timeout_s)
         _say(f"  vLLM serves {warm} at {server.base_url}; running vf-eval")
@@ -305,8 +316,38 @@ def run_main_job(config: MainJobConfig) -> dict[str, Any]:
         times["eval_after"] = time.monotonic() - clock
     finally:
         server.stop()
+    return before, after, served
 
-    png = plot_reward_curve(rl_dir, before, after, root / "reward_curve.png")
+
+def run_main_job(config: MainJobConfig) -> dict[str, Any]:
+    """Run the four phases, draw the curve, write ``summary.json``; returns the summary.
+
+    A SIGTERM stops it like Ctrl-C: the phase running and the vLLM server are stopped first.
+    """
+    with sigterm_exits():
+        return _run(config)
+
+
+def _run(config: MainJobConfig) -> dict[str, Any]:
+    if not config.vllm_python.is_file():
+        raise TrainerError(f"no vLLM interpreter at {config.vllm_python}: run bash scripts/setup_vllm_cpu.sh")
+    root = _prepare_output(config)
+    times: dict[str, float] = {}
+    clock = time.monotonic()
+    train = _console_script("vf-train", "cli.vf_train")
+
+    _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {ENV_ID} -> {root / 'sft'}")
+    (root / "sft.json").write_text(json.dumps(sft_run_config(config), indent=2))
+    show_sft = _Follower(root / "sft" / "metrics.jsonl",
+                         lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
+    _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
+    warm = root / "sft" / "weights" / f"step_{config.sft.steps}"
+    times["sft"] = time.monotonic() - clock
+
+    _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
+    before, after, served = _on_the_server(config, _job_server(config, warm), train, warm, times)
+
+    png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png")
     summary = {"before": before, "after": after, "seconds": {k: round(v, 1) for k, v in times.items()},
                "total_seconds": round(sum(times.values()), 1), "reward_curve": str(png), "after_weights": served,
                "evals": {"before": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-sft")),

@@ -53,7 +53,7 @@ async def push_eval(request: Request) -> dict[str, Any]:
     """Attach a run's results to a version; it appears on the environment's leaderboard."""
     hub = hub_of(request)
     principal = await run_in_threadpool(hub.principal, request)
-    hub.limit_writes(principal)
+    await run_in_threadpool(hub.limit_writes, principal)  # a database write: off the event loop
     body = await _json_body(request)
 
     def store() -> dict[str, Any]:

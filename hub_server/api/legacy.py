@@ -28,7 +28,7 @@ async def _upload(request: Request, owner: str | None) -> PlainTextResponse:
     principal = await run_in_threadpool(hub.principal, request)
     if principal.permission != PUBLISH:
         raise Forbidden("this token is read-only; uploading needs a publish token")
-    hub.limit_writes(principal)
+    await run_in_threadpool(hub.limit_writes, principal)  # a database write: off the event loop
     receiver = UploadReceiver(hub.storage.staging_dir(), hub.settings.max_file_size, hub.settings.max_form_field_size)
     fields, staged = await receiver.receive(request)
     outcome = await run_in_threadpool(

@@ -197,3 +197,22 @@ def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     # one vLLM server for BEFORE, RL and AFTER (each start costs 30-60 s here)
     assert [p.name for p in out.rglob("*.log") if "vllm" in p.name or "inference" in p.name] == ["vllm.log"]
     assert summary["after_weights"] == str((out / "rl" / "weights" / f"step_{len(trainer)}").resolve())
+
+
+def test_sigterm_stops_the_job_like_ctrl_c_so_its_cleanup_runs(tmp_path: Path) -> None:
+    script = (
+        "import os, signal, time\n"
+        "from trainer_adapter.main_job import sigterm_exits\n"
+        "with sigterm_exits():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(10)\n"
+        "    finally:\n"
+        "        print('server stopped', flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 143 and done.stdout == "server stopped\n", done.stderr
+    after = subprocess.run([sys.executable, "-c", "import signal\nfrom trainer_adapter.main_job import sigterm_exits\n"
+                            "with sigterm_exits():\n    pass\nprint(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert after.stdout.strip() == "True", after.stderr  # the default comes back after the job

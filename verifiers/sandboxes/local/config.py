@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # Default uid ranges live in 0x70000000-0x7FFFFFFF: above the users, subuid ranges and systemd's
 # container ranges (which end at 0x6FFFFFFF), and below 2**31, past which bwrap's uid switch fails here.
@@ -48,7 +48,7 @@ class LocalBackendConfig(BaseModel):
         description=(
             "As root, sandbox slot n runs as host uid uid_base+n (unused uids, one per sandbox). Default: a "
             "range of its own per root_dir in 0x70000000-0x7FFFFFFF (one of 2,047), so backends on different roots "
-            "do not share uids."
+            "almost never share uids; set uid_base per root to be certain."
         ),
     )
     max_sandboxes: int = Field(
@@ -77,6 +77,13 @@ class LocalBackendConfig(BaseModel):
             "shared: all of them together weigh as much as one process, so the host's own work comes first."
         ),
     )
+
+    @field_validator("root_dir")
+    @classmethod
+    def _absolute(cls, root: Path) -> Path:
+        # The root names the sandboxes' cgroup parent and uid range: "sandboxes" from two working
+        # folders must not name the same ones.
+        return root.expanduser().resolve()
 
     @model_validator(mode="after")
     def _uids_fit(self) -> LocalBackendConfig:

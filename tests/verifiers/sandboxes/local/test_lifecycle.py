@@ -131,7 +131,10 @@ async def test_sigterm_removes_every_sandbox_before_the_process_dies(sandbox_roo
 
 async def test_sandboxes_of_two_roots_never_share_a_host_uid(client: AsyncSandboxClient, make_sandbox,
                                                              sandbox_root: Path) -> None:
-    other_root = sandbox_root.parent / f"{sandbox_root.name}-other"
+    # a root whose range differs from this one's (one pair of roots in 2,047 shares a range)
+    mine = LocalBackendConfig(root_dir=sandbox_root).host_uid_base
+    candidates = (sandbox_root.parent / f"{sandbox_root.name}-other{i}" for i in range(10))
+    other_root = next(r for r in candidates if LocalBackendConfig(root_dir=r).host_uid_base != mine)
     other = AsyncSandboxClient(LocalBackend(LocalBackendConfig(root_dir=other_root)))
     try:
         mine = await make_sandbox()

@@ -124,10 +124,16 @@ async def test_the_unisolated_mode_still_runs_commands_in_the_sandbox_directorie
         await backend.close()
 
 
-def test_each_root_gets_its_own_uid_range_unless_one_is_given(tmp_path: Path) -> None:
-    first, second = LocalBackendConfig(root_dir=tmp_path / "a"), LocalBackendConfig(root_dir=tmp_path / "b")
+def test_each_root_gets_its_own_uid_range_unless_one_is_given(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # fixed roots (not tmp_path): one pair in 2,047 shares a range, and these two are known not to
+    first, second = LocalBackendConfig(root_dir=Path("/srv/job-a")), LocalBackendConfig(root_dir=Path("/srv/job-b"))
     assert first.host_uid_base != second.host_uid_base
-    assert first.host_uid_base == LocalBackendConfig(root_dir=tmp_path / "a").host_uid_base  # stable
+    assert first.host_uid_base == LocalBackendConfig(root_dir=Path("/srv/job-a")).host_uid_base  # stable
+    monkeypatch.chdir(tmp_path)  # a relative root is the folder it names, from where it was given
+    relative = LocalBackendConfig(root_dir=Path("sandboxes"))
+    assert relative.root_dir == tmp_path.resolve() / "sandboxes"
+    assert relative.host_uid_base == LocalBackendConfig(root_dir=tmp_path / "sandboxes").host_uid_base
     for config in (first, second):
         assert 0x7000_0000 <= config.host_uid_base < 2**31 - 1 - 65_536
     assert LocalBackendConfig(root_dir=tmp_path, uid_base=5000).host_uid_base == 5000
