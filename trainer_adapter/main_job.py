@@ -34,12 +34,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+
+if TYPE_CHECKING:  # imported where used: the config half of this module stays light
+    from trainer_adapter.inference.vllm_server import InferenceServer
 
 ENV_ID = "arithmetic"
 MODEL_NAME = "tiny"
@@ -213,7 +216,7 @@ class _Follower:
 
 
 
-def _job_server(config: MainJobConfig, weights: Path) -> Any:
+def _job_server(config: MainJobConfig, weights: Path) -> InferenceServer:
     """The job's vLLM server (not started) on ``weights``: the orchestrator's model name, and one per evaluation."""
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.train.launch import free_port
@@ -291,7 +294,7 @@ def _prepare_output(config: MainJobConfig) -> Path:
     return root
 
 
-def _on_the_server(config: MainJobConfig, server: Any, train: list[str], warm: Path,
+def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[str], warm: Path,
                    times: dict[str, float]) -> tuple[float, float, str]:
     """BEFORE, RL and AFTER on one vLLM server, stopped at the end whatever happens; returns the two
     held-out rewards and the folder the server served for AFTER."""
