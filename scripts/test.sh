@@ -2,6 +2,9 @@
 # Install everything the test suite needs (from the project's own files) and run the whole suite.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Fail first, and plainly, when the disk cannot hold what the steps below install (pip's own message
+# comes minutes later and names no figure).
+bash "$ROOT/scripts/check_disk.sh"
 bash "$ROOT/scripts/bootstrap.sh" test
 # Debian packages the sandboxes need (bubblewrap); a no-op when present.
 bash "$ROOT/scripts/setup_sandbox.sh"
