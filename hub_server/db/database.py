@@ -86,13 +86,13 @@ class Database:
         self._commits = itertools.count(1)
         self.generation = 0
 
-    def migrate(self) -> None:
-        """Bring the schema to the newest Alembic revision (safe to call from several workers at once)."""
+    def migrate(self, revision: str = "head") -> None:
+        """Bring the schema to ``revision``, the newest by default (safe from several workers at once)."""
         config = AlembicConfig()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.write_engine.connect() as connection:
             config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+            command.upgrade(config, revision)
 
     @contextmanager
     def read(self) -> Iterator[Session]:

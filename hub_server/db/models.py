@@ -107,6 +107,8 @@ class Project(Base):
     private: Mapped[bool] = mapped_column(Boolean, default=False)
     quarantined: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The shown version's tags as ",a,b," (hub_server.services.card_tags keeps it current).
+    card_tags: Mapped[str] = mapped_column(String(1600), default="", server_default="")
 
     owner: Mapped[Owner] = relationship()
     releases: Mapped[list[Release]] = relationship(back_populates="project")

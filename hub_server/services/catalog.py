@@ -17,7 +17,9 @@ from hub_server.auth.principal import Principal, can_read, readable_projects
 from hub_server.db.models import File, Owner, Project, Release, utcnow
 from hub_server.errors import Conflict, Forbidden, NotFound
 from hub_server.names import check_project_name, check_version, normalize
+from hub_server.services import card_tags
 from hub_server.services.accounts import get_owner
+from hub_server.services.card_tags import VersionFacts, latest_of
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,7 @@ class ProjectView:
     def latest(self) -> str | None:
         """Newest non-yanked, non-pre-release version with files (else newest with files), as pip would pick."""
         with_files = {f.version for f in self.files}
-        candidates = [r for r in self.releases if r.version in with_files and not r.yanked]
-        stable = [r for r in candidates if not Version(r.version).is_prerelease]
-        pick = stable or candidates
-        return pick[-1].version if pick else None
+        return latest_of(VersionFacts(r.version, r.yanked, r.version in with_files) for r in self.releases)
 
 
 def _visible(project: Project | None, principal: Principal | None) -> Project:
@@ -125,12 +124,12 @@ def list_projects(session: Session, principal: Principal | None, owner: str | No
 
 
 def matching_projects(principal: Principal | None, text: str = "", owner: str | None = None,
-                      keyword: str = "") -> Select[tuple[int]]:
+                      tag: str = "") -> Select[tuple[int]]:
     """A query for the ids of projects the caller may see that match, all filtering done by the database.
 
     ``text`` (case-insensitive) must occur in the name, or in some version's summary or keywords;
-    ``keyword`` in some version's keywords (a superset of "the latest version has this tag", which
-    callers check exactly on the few rows that come back). Quarantined projects never match.
+    ``tag`` must be one of the tags the project's card shows (exactly, case-insensitive).
+    Quarantined projects never match.
     """
     query = (select(Project.id).join(Owner, Project.owner_id == Owner.id)
              .where(Project.quarantined.is_(False), readable_projects(principal)))
@@ -143,10 +142,8 @@ def matching_projects(principal: Principal | None, text: str = "", owner: str | 
             func.lower(Release.keywords).contains(lowered, autoescape=True)))
         query = query.where(or_(Project.normalized.contains(normalize(text), autoescape=True),
                                 Project.id.in_(in_release)))
-    if keyword:
-        tagged = select(Release.project_id).where(
-            func.lower(Release.keywords).contains(keyword.lower(), autoescape=True))
-        query = query.where(Project.id.in_(tagged))
+    if tag:
+        query = query.where(Project.card_tags.contains(f",{tag.lower()},", autoescape=True))
     return query
 
 
@@ -197,6 +194,7 @@ def set_yanked(session: Session, principal: Principal, owner: str, name: str, ve
     if release is None:
         raise NotFound(f"{owner}/{name} has no version {version}")
     release.yanked, release.yanked_reason = yanked, (reason[:500] if yanked else "")
+    card_tags.refresh(session, project.id)
 
 
 def delete_file(session: Session, principal: Principal, owner: str, name: str, filename: str) -> None:
@@ -206,6 +204,7 @@ def delete_file(session: Session, principal: Principal, owner: str, name: str, f
     if file is None:
         raise NotFound(f"{owner}/{name} has no file {filename!r}")
     file.deleted_at = utcnow()
+    card_tags.refresh(session, project.id)
 
 
 def create_project(session: Session, principal: Principal, owner: str, name: str, private: bool,

@@ -23,6 +23,7 @@ from hub_server.db.models import File, Owner, Project, Release, Token, utcnow
 from hub_server.distributions import CoreMetadata, Filename, parse_filename, read_metadata
 from hub_server.errors import BadRequest, FileExists, Forbidden
 from hub_server.names import check_project_name, check_version
+from hub_server.services import card_tags
 from hub_server.services.accounts import get_owner
 from hub_server.storage import Storage, blob_key
 
@@ -167,6 +168,7 @@ def _insert(session: Session, principal: Principal, owner_name: str | None, proj
         sha256=staged.sha256, blake2_256=staged.blake2_256, requires_python=meta.requires_python,
         metadata_sha256=metadata_sha, uploaded_by_id=principal.user_id,
     ))
+    card_tags.refresh(session, project.id)
     return True
 
 

@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 30
 TextQuery = Annotated[str, Query(max_length=200)]
+PageNumber = Annotated[int, Query(alias="page", ge=1, le=10_000)]
+
+
+def _pages(page_number: int, total: int) -> dict[str, int]:
+    return {"page_number": page_number, "pages": max(1, -(-total // PAGE_SIZE))}
 
 
 def _hub_url(request: Request) -> str:
@@ -52,18 +57,17 @@ def _flush_downloads(request: Request) -> None:
 @router.get("/", response_class=HTMLResponse)
 @router.get("/search", response_class=HTMLResponse)
 def environments(request: Request, q: TextQuery = "", tag: TextQuery = "", sort: str = "downloads",
-                 page_number: Annotated[int, Query(alias="page", ge=1, le=10_000)] = 1) -> HTMLResponse:
+                 page_number: PageNumber = 1) -> HTMLResponse:
     """Every environment the visitor may see, filtered by text and tag."""
     hub = hub_of(request)
     principal = web_session.web_principal(request)
     _flush_downloads(request)
     with hub.db.read() as session:
-        cards = list_environments(session, principal, q, tag, sort=sort)
-    start = (page_number - 1) * PAGE_SIZE
+        listed = list_environments(session, principal, q, tag, sort=sort, limit=PAGE_SIZE,
+                                   offset=(page_number - 1) * PAGE_SIZE)
     return page(request, "index.html", {
-        "cards": cards[start:start + PAGE_SIZE], "total": len(cards), "query": q, "tag": tag,
-        "sort": sort if sort in SORTS else "downloads", "sorts": SORTS, "page_number": page_number,
-        "pages": max(1, -(-len(cards) // PAGE_SIZE)),
+        "cards": listed.cards, "total": listed.total, "query": q, "tag": tag,
+        "sort": sort if sort in SORTS else "downloads", "sorts": SORTS, **_pages(page_number, listed.total),
     })
 
 
@@ -96,7 +100,7 @@ def logout(request: Request) -> RedirectResponse:
 
 
 @router.get("/{owner}", response_class=HTMLResponse)
-def owner_page(owner: str, request: Request, sort: str = "downloads") -> HTMLResponse:
+def owner_page(owner: str, request: Request, sort: str = "downloads", page_number: PageNumber = 1) -> HTMLResponse:
     """A user's or organisation's environments (private ones only for those who may see them)."""
     hub = hub_of(request)
     principal = web_session.web_principal(request)
@@ -106,9 +110,12 @@ def owner_page(owner: str, request: Request, sort: str = "downloads") -> HTMLRes
             profile = owner_profile(session, owner)
         except NotFound:
             return _not_found(request, f"no user or organisation named {owner!r}")
-        cards = list_environments(session, principal, owner=profile.name, sort=sort)
-    return page(request, "owner.html", {"profile": profile, "cards": cards,
-                                        "sort": sort if sort in SORTS else "downloads", "sorts": SORTS})
+        listed = list_environments(session, principal, owner=profile.name, sort=sort, limit=PAGE_SIZE,
+                                   offset=(page_number - 1) * PAGE_SIZE)
+    return page(request, "owner.html", {
+        "profile": profile, "cards": listed.cards, "total": listed.total,
+        "sort": sort if sort in SORTS else "downloads", "sorts": SORTS, **_pages(page_number, listed.total),
+    })
 
 
 def _environment(request: Request, owner: str, name: str, version: str | None) -> HTMLResponse:

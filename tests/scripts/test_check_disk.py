@@ -29,7 +29,7 @@ def _run(tmp_path: Path, free_mb: int, venvs: tuple[str, ...] = ()) -> subproces
     (fake_bin / "df").chmod(0o755)
     env = {**os.environ, "PATH": f"{fake_bin}:{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
     return subprocess.run(
-        ["bash", str(root / "scripts" / "check_disk.sh")], env=env, capture_output=True, text=True
+        ["bash", str(root / "scripts" / "check_disk.sh")], env=env, capture_output=True, text=True, check=False
     )
 
 

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Literal
@@ -114,6 +116,7 @@ class InferenceServer:
         self.log_path = log_path
         self.extra_env = env or {}
         self.process: subprocess.Popen[bytes] | None = None
+        self._rpc_dir: Path | None = None
 
     @property
     def url(self) -> str:
@@ -140,6 +143,11 @@ class InferenceServer:
         if self.process is not None:
             raise InferenceServerError("this server was already launched")
         env = {**os.environ, **self.config.env(), **self.extra_env}
+        if "VLLM_RPC_BASE_PATH" not in env:
+            # vLLM names its ZeroMQ sockets <dir>/<uuid> and leaves them behind when killed; a folder of
+            # this server's own, removed by stop(), keeps TMPDIR from filling with dead sockets.
+            self._rpc_dir = Path(tempfile.mkdtemp(prefix="vllm-rpc-"))
+            env["VLLM_RPC_BASE_PATH"] = str(self._rpc_dir)
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
         try:
             self.process = subprocess.Popen(
@@ -157,6 +165,7 @@ class InferenceServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                self.stop()  # removes what the dead server left
                 raise InferenceServerError(f"vLLM exited with code {self.process.returncode}{self._log_hint()}")
             try:
                 if httpx.get(f"{self.url}/health", timeout=2.0).status_code == 200:
@@ -172,15 +181,20 @@ class InferenceServer:
 
     def stop(self, grace: float = 20.0) -> None:
         """SIGTERM the server's process group, then SIGKILL what is left after ``grace`` seconds."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        pgid = os.getpgid(self.process.pid)
-        os.killpg(pgid, signal.SIGTERM)
         try:
-            self.process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(pgid, signal.SIGKILL)
-            self.process.wait()
+            if self.process is None or self.process.poll() is not None:
+                return
+            pgid = os.getpgid(self.process.pid)
+            os.killpg(pgid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(pgid, signal.SIGKILL)
+                self.process.wait()
+        finally:
+            if self._rpc_dir is not None:
+                shutil.rmtree(self._rpc_dir, ignore_errors=True)
+                self._rpc_dir = None
 
     def __enter__(self) -> InferenceServer:
         return self.start() if self.process is None else self

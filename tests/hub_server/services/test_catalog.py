@@ -17,7 +17,7 @@ from hub_server.auth.principal import Principal, authenticate
 from hub_server.context import Hub
 from hub_server.db.models import Owner, Project, Release
 from hub_server.names import normalize
-from hub_server.services import accounts, catalog
+from hub_server.services import accounts, card_tags, catalog
 from hub_server.services.listing import list_environments
 
 TOPICS = ("math", "games", "code", "wordle")
@@ -58,6 +58,7 @@ def catalogue(hub: Hub) -> tuple[list[Row], dict[str, str]]:
             session.flush()
             session.add(Release(project_id=project.id, version="1.0", canonical_version="1", summary=row.summary,
                                 keywords=row.keywords))
+            card_tags.refresh(session, project.id)  # what every write path of the Hub does
             rows.append(row)
     return rows, tokens
 
@@ -105,7 +106,7 @@ def test_private_projects_stay_hidden_from_others(hub: Hub, catalogue: tuple[lis
         for who in (None, "bob", "alice-scoped"):
             principal = _principal(session, tokens, who)
             seen = {v.normalized for v in catalog.search(session, principal, "", limit=500)}
-            cards = {c.name for c in list_environments(session, principal, "env")}
+            cards = {c.name for c in list_environments(session, principal, "env", limit=500).cards}
             allowed = {"bob": {r.normalized for r in rows if r.owner == "bob"}, None: set(),
                        "alice-scoped": {"alice-env-3"}}[who]
             assert seen & private == cards & private == private & allowed
@@ -121,16 +122,35 @@ def test_only_the_asked_page_is_loaded(hub: Hub, catalogue: tuple[list[Row], dic
     try:
         with hub.db.read() as session:
             views = catalog.search(session, None, "env", limit=5, offset=10)
+            search_loaded, loaded[:] = sorted(loaded), []
+            listed = list_environments(session, None, "env", sort="name", limit=5, offset=10)
     finally:
         event.remove(Project, "load", on_load)
-    assert sorted(loaded) == [v.normalized for v in views] and len(views) == 5
+    assert search_loaded == [v.normalized for v in views] and len(views) == 5
+    assert sorted(loaded) == [c.name for c in listed.cards] and len(listed.cards) == 5
+
+
+def test_listing_pages_match_the_model(hub: Hub, catalogue: tuple[list[Row], dict[str, str]]) -> None:
+    rows, tokens = catalogue
+    by_name = {r.normalized: r for r in rows}
+    with hub.db.read() as session:
+        for who in (None, "alice"):
+            principal = _principal(session, tokens, who)
+            for text, owner in QUERIES:
+                for tag in ("", "math", "rl"):
+                    lists = [list_environments(session, principal, text, tag, owner, "name", 23, start)
+                             for start in range(0, 260, 23)]
+                    expected = [n for n in _model(rows, who, text, owner)
+                                if not tag or tag in by_name[n].keywords.split(",")]
+                    assert [c.name for page in lists for c in page.cards] == expected, (who, text, tag)
+                    assert {page.total for page in lists} == {len(expected)}
 
 
 def test_tag_filter_is_exact_after_the_database_narrows(hub: Hub,
                                                          catalogue: tuple[list[Row], dict[str, str]]) -> None:
     rows, _tokens = catalogue
     with hub.db.read() as session:
-        cards = list_environments(session, None, tag="GAMES")
-        assert list_environments(session, None, tag="game") == []  # "games" contains it, but tags are exact
+        cards = list_environments(session, None, tag="GAMES", limit=1000).cards
+        assert list_environments(session, None, tag="game").cards == []  # "games" contains it, but tags are exact
     expected = {r.normalized for r in rows if not r.private and not r.quarantined and r.keywords.startswith("games,")}
     assert {c.name for c in cards} == expected and all("games" in c.tags for c in cards)

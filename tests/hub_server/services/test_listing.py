@@ -38,7 +38,7 @@ def tokens(hub: Hub, make_user: Callable[[str], str], upload: Callable[..., http
 def names(hub: Hub, token: str | None = None, **kwargs: str) -> list[str]:
     with hub.db.read() as session:
         principal = authenticate(session, token) if token else None
-        return [card.name for card in list_environments(session, principal, **kwargs)]
+        return [card.name for card in list_environments(session, principal, **kwargs).cards]
 
 
 def test_default_order_is_most_downloaded_and_private_ones_are_hidden(hub: Hub, tokens: dict[str, str]) -> None:
@@ -58,7 +58,7 @@ def test_text_tag_and_owner_filters(hub: Hub, tokens: dict[str, str]) -> None:
 
 def test_cards_carry_tags_versions_and_counts(hub: Hub, tokens: dict[str, str]) -> None:
     with hub.db.read() as session:
-        [card] = list_environments(session, None, text="gamma")
+        [card] = list_environments(session, None, text="gamma").cards
     assert (card.owner, card.latest, card.tags, card.downloads, card.private) == (
         "bob", "0.1.0", ("single-turn", "math"), 3, False)
     assert card.updated_at is not None and card.updated_at <= dt.datetime.now(dt.timezone.utc)
@@ -67,3 +67,21 @@ def test_cards_carry_tags_versions_and_counts(hub: Hub, tokens: dict[str, str]) 
 def test_unknown_sort_falls_back_to_downloads(hub: Hub, tokens: dict[str, str]) -> None:
     assert names(hub, sort="bogus") == names(hub)
     assert names(hub, sort="updated")[0] == "gamma-env"  # the newest upload
+
+
+def test_pages_and_totals(hub: Hub, tokens: dict[str, str]) -> None:
+    with hub.db.read() as session:
+        pages = [list_environments(session, None, limit=2, offset=start) for start in (0, 2, 4)]
+    assert [[c.name for c in page.cards] for page in pages] == [["gamma-env", "beta-env"], ["alpha-env"], []]
+    assert {page.total for page in pages} == {3}
+
+
+def test_a_project_without_versions_is_listed_last_when_sorted_by_update(
+        hub: Hub, tokens: dict[str, str]) -> None:
+    with hub.db.write() as session:
+        catalog.create_project(session, authenticate(session, tokens["bob"]), "bob", "empty-env", False, [])
+    assert names(hub, sort="updated")[-1] == "empty-env"
+    assert names(hub, sort="name") == ["alpha-env", "beta-env", "empty-env", "gamma-env"]
+    with hub.db.read() as session:
+        [card] = list_environments(session, None, text="empty").cards
+    assert (card.latest, card.tags, card.downloads, card.updated_at) == (None, (), 0, None)

@@ -119,6 +119,11 @@ def test_long_lists_are_paged(client: TestClient, alice: str, monkeypatch: pytes
     second = text_of(client.get("/", params={"sort": "name", "page": 2}).text)
     assert "alice/ demo-env" in first and "other-env" not in first and "page 1 of 2" in first
     assert "alice/ other-env" in second and "page 2 of 2" in second
+    owner_first = client.get("/alice", params={"sort": "name"}).text
+    owner_second = text_of(client.get("/alice", params={"sort": "name", "page": 2}).text)
+    assert "2 environments" in text_of(owner_first) and 'href="?sort=name&page=2"' in owner_first
+    assert "other-env" in owner_second and "demo-env" not in owner_second and "page 2 of 2" in owner_second
+    assert client.get("/alice", params={"page": 0}).status_code == 422
 
 
 def test_bad_query_parameters_are_refused(client: TestClient, alice: str) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -90,6 +92,50 @@ def test_a_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:
     server.stop()  # already gone: a no-op
     with pytest.raises(InferenceServerError, match="already launched"):
         server.launch()
+
+
+def _rpc_dirs(tmp: Path) -> list[Path]:
+    return sorted(tmp.glob("vllm-rpc-*"))
+
+
+def test_the_servers_socket_folder_is_removed_when_it_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stand-in for vLLM: makes a socket-like file where vLLM puts its ZeroMQ sockets, then waits.
+    fake = tmp_path / "fake_vllm.py"
+    fake.write_text("import os, pathlib, time\n"
+                    "pathlib.Path(os.environ['VLLM_RPC_BASE_PATH'], 'abc-socket').touch()\n"
+                    "time.sleep(60)\n")
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake}\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    server = InferenceServer(InferenceConfig(model="/m", port=8558), python=wrapper)
+    server.launch()
+    [folder] = _rpc_dirs(tmp_path)
+    deadline = time.monotonic() + 10
+    while not (folder / "abc-socket").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (folder / "abc-socket").exists()
+    server.stop(grace=5)
+    assert _rpc_dirs(tmp_path) == []
+
+
+def test_a_server_that_dies_at_start_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(InferenceServerError, match="exited"):
+        InferenceServer(InferenceConfig(model="/m", port=8560), python=sys.executable).start(timeout=60)
+    assert _rpc_dirs(tmp_path) == []
+
+
+def test_a_folder_the_caller_names_is_left_alone(tmp_path: Path) -> None:
+    mine = tmp_path / "rpc"
+    mine.mkdir()
+    server = InferenceServer(InferenceConfig(model="/m", port=8559), python=sys.executable,
+                             env={"VLLM_RPC_BASE_PATH": str(mine)})
+    with pytest.raises(InferenceServerError, match="exited"):
+        server.start(timeout=60)
+    assert mine.is_dir()
 
 
 def test_waiting_before_launching_is_an_error() -> None:
