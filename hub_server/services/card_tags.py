@@ -1,9 +1,8 @@
 """The tags an environment's card shows, kept on its project row so lists filter and page in SQL.
 
-A card shows the tags (keywords) of the version an index would pick: the newest non-yanked,
-non-pre-release version with files, else the newest with files, else the newest version. Which
-version that is follows PEP 440 order, yanks and deletions, none of which SQL can compute; so
-every change that can move it (an upload, a yank or un-yank, a file deleted) calls
+A card shows the tags (keywords) of the version :func:`~hub_server.services.versions.shown_version`
+picks. Which version that is follows PEP 440 order, yanks and deletions, none of which SQL can
+compute; so every change that can move it (an upload, a yank or un-yank, a file deleted) calls
 :func:`refresh`, and ``projects.card_tags`` holds the tags as ``",a,b,"``: a tag matches exactly
 with one ``LIKE '%,tag,%'``.
 """
@@ -11,39 +10,13 @@ with one ``LIKE '%,tag,%'``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from packaging.version import Version
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from hub_server.db.models import File, Project, Release
 from hub_server.services.environments import split_tags
-
-
-@dataclass(frozen=True)
-class VersionFacts:
-    """What decides whether a version is the one an index picks."""
-
-    version: str
-    yanked: bool
-    has_files: bool
-
-
-def latest_of(versions: Iterable[VersionFacts]) -> str | None:
-    """Newest non-yanked, non-pre-release version with files (else newest with files), as pip would pick."""
-    ordered = sorted(versions, key=lambda v: Version(v.version))
-    candidates = [v for v in ordered if v.has_files and not v.yanked]
-    stable = [v for v in candidates if not Version(v.version).is_prerelease]
-    pick = stable or candidates
-    return pick[-1].version if pick else None
-
-
-def shown_version(versions: Iterable[VersionFacts]) -> str | None:
-    """The version a card and an environment page show: the latest, else the newest."""
-    versions = list(versions)
-    newest = max(versions, key=lambda v: Version(v.version), default=None)
-    return latest_of(versions) or (newest.version if newest else None)
+from hub_server.services.versions import VersionFacts, shown_version
 
 
 def encode(keywords: str) -> str:
@@ -57,6 +30,12 @@ def decode(column: str) -> tuple[str, ...]:
     return tuple(t for t in column.split(",") if t)
 
 
+def as_tag(text: str) -> str | None:
+    """``text`` as a stored tag would be spelled (``None`` when no tag can be spelled so)."""
+    tags = split_tags([text])
+    return tags[0] if tags and "," not in tags[0] else None
+
+
 def tags_of(rows: Iterable[tuple[str, bool, bool, str]]) -> str:
     """The ``card_tags`` value from ``(version, yanked, has_files, keywords)`` of every version."""
     rows = list(rows)
@@ -65,8 +44,15 @@ def tags_of(rows: Iterable[tuple[str, bool, bool, str]]) -> str:
 
 
 def refresh(session: Session, project_id: int) -> None:
-    """Recompute one project's ``card_tags`` from its rows (call after the change is flushed)."""
+    """Recompute one project's ``card_tags`` from its rows (in the transaction that changed them).
+
+    The project row is locked first (``FOR NO KEY UPDATE`` on PostgreSQL; SQLite's writers are
+    serial already): two uploads of one project committing at once would otherwise each write what
+    their own snapshot saw, and the last commit could keep an older version's tags. A plain ``FOR
+    UPDATE`` would deadlock with the ``KEY SHARE`` lock a new release row already holds.
+    """
     session.flush()
+    session.execute(select(Project.id).where(Project.id == project_id).with_for_update(key_share=True))
     live = exists().where(File.release_id == Release.id, File.deleted_at.is_(None))
     rows = session.execute(select(Release.version, Release.yanked, live, Release.keywords)
                            .where(Release.project_id == project_id)).all()

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from packaging.version import Version
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from hub_server.auth.principal import Principal, can_read, readable_projects
@@ -19,7 +19,7 @@ from hub_server.errors import Conflict, Forbidden, NotFound
 from hub_server.names import check_project_name, check_version, normalize
 from hub_server.services import card_tags
 from hub_server.services.accounts import get_owner
-from hub_server.services.card_tags import VersionFacts, latest_of
+from hub_server.services.versions import VersionFacts, latest_of, shown_version
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,16 @@ class ProjectView:
     @property
     def latest(self) -> str | None:
         """Newest non-yanked, non-pre-release version with files (else newest with files), as pip would pick."""
+        return latest_of(self._facts())
+
+    @property
+    def shown(self) -> str | None:
+        """The version a page shows when none is asked for: the latest, else the newest."""
+        return shown_version(self._facts())
+
+    def _facts(self) -> list[VersionFacts]:
         with_files = {f.version for f in self.files}
-        return latest_of(VersionFacts(r.version, r.yanked, r.version in with_files) for r in self.releases)
+        return [VersionFacts(r.version, r.yanked, r.version in with_files) for r in self.releases]
 
 
 def _visible(project: Project | None, principal: Principal | None) -> Project:
@@ -143,7 +151,8 @@ def matching_projects(principal: Principal | None, text: str = "", owner: str | 
         query = query.where(or_(Project.normalized.contains(normalize(text), autoescape=True),
                                 Project.id.in_(in_release)))
     if tag:
-        query = query.where(Project.card_tags.contains(f",{tag.lower()},", autoescape=True))
+        spelled = card_tags.as_tag(tag)
+        query = query.where(Project.card_tags.contains(f",{spelled},", autoescape=True) if spelled else false())
     return query
 
 

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ScalarSelect, func, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -137,16 +137,8 @@ def project_downloads(session: Session, normalized: str, today: dt.date | None =
     return DownloadStats(total=sum(by_version.values()), last_30_days=recent, by_version=dict(by_version))
 
 
-def downloads_by_project(session: Session, normalized: list[str]) -> dict[str, int]:
-    """All-time downloads of each of these projects, by normalised name (for lists)."""
-    if not normalized:
-        return {}
-    rows = session.execute(
-        select(Project.normalized, func.sum(DownloadCount.count))
-        .join(Release, Release.project_id == Project.id)
-        .join(File, File.release_id == Release.id)
-        .join(DownloadCount, DownloadCount.file_id == File.id)
-        .where(Project.normalized.in_(normalized))
-        .group_by(Project.normalized)
-    ).all()
-    return {name: int(total) for name, total in rows}
+def downloads_column() -> ScalarSelect[int]:
+    """All-time downloads of the project in the enclosing query (a correlated subquery, for lists)."""
+    return (select(func.coalesce(func.sum(DownloadCount.count), 0))
+            .join(File, File.id == DownloadCount.file_id).join(Release, Release.id == File.release_id)
+            .where(Release.project_id == Project.id).scalar_subquery())

@@ -11,13 +11,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ScalarSelect, func, select
 from sqlalchemy.orm import Session
 
 from hub_server.auth.principal import Principal
-from hub_server.db.models import File, Project, Release
-from hub_server.db.records import DownloadCount
+from hub_server.db.models import Project, Release
 from hub_server.services import card_tags, catalog
+from hub_server.services.downloads import downloads_column
 
 SORTS = ("downloads", "updated", "name")
 
@@ -44,13 +44,7 @@ class EnvironmentList:
     total: int
 
 
-def _downloads() -> ColumnElement[int]:
-    return (select(func.coalesce(func.sum(DownloadCount.count), 0))
-            .join(File, File.id == DownloadCount.file_id).join(Release, Release.id == File.release_id)
-            .where(Release.project_id == Project.id).scalar_subquery())
-
-
-def _updated() -> ColumnElement[dt.datetime]:
+def _updated() -> ScalarSelect[dt.datetime]:
     return select(func.max(Release.created_at)).where(Release.project_id == Project.id).scalar_subquery()
 
 
@@ -63,18 +57,21 @@ def list_environments(session: Session, principal: Principal | None, text: str =
     ``updated`` first (environments without a version last), or by ``name``; ties by name.
     """
     matching = catalog.matching_projects(principal, text.strip(), owner, tag=tag.strip())
-    total = session.scalar(select(func.count()).select_from(matching.subquery())) or 0
-    downloads, updated = _downloads().label("downloads"), _updated().label("updated")
+    downloads, updated = downloads_column().label("downloads"), _updated().label("updated")
     order = {
         "updated": (updated.desc().nulls_last(), Project.normalized),
         "name": (Project.normalized,),
     }.get(sort, (downloads.desc(), Project.normalized))
-    page = session.execute(matching.add_columns(Project.normalized, Project.card_tags, downloads, updated)
+    # The total rides on the page's own rows (one statement, one snapshot, also on PostgreSQL).
+    total = func.count().over().label("total")
+    page = session.execute(matching.add_columns(Project.normalized, Project.card_tags, downloads, updated, total)
                            .order_by(*order).limit(limit).offset(offset)).all()
+    if not page:
+        return EnvironmentList([], session.scalar(select(func.count()).select_from(matching.subquery())) or 0)
     views = {v.normalized: v for v in catalog.views_of(session, [row[0] for row in page])}
-    cards = [
-        EnvironmentCard(views[normalized].owner, views[normalized].name, views[normalized].summary,
-                        views[normalized].latest, card_tags.decode(tags), views[normalized].private, at, int(count))
-        for _id, normalized, tags, count, at in page
-    ]
-    return EnvironmentList(cards, total)
+    cards = []
+    for _id, normalized, tags, count, at, _total in page:
+        view = views[normalized]
+        cards.append(EnvironmentCard(view.owner, view.name, view.summary, view.latest, card_tags.decode(tags),
+                                     view.private, at, int(count)))
+    return EnvironmentList(cards, page[0].total)

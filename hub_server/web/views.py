@@ -83,7 +83,7 @@ def environment_page(session: Session, hub: Hub, principal: Principal | None, ow
                      version: str | None, hub_url: str, prefix: str) -> EnvironmentPage:
     """The page of ``owner/name`` at ``version`` (default: the latest, else the newest)."""
     project = catalog.project_view(session, principal, name, owner)
-    shown = version or project.latest or (project.versions[-1] if project.versions else None)
+    shown = version or project.shown
     release = next((r for r in project.releases if r.version == shown), None)
     if version is not None and release is None:
         raise NotFound(f"{owner}/{name} has no version {version}")

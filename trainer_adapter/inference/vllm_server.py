@@ -117,6 +117,7 @@ class InferenceServer:
         self.extra_env = env or {}
         self.process: subprocess.Popen[bytes] | None = None
         self._rpc_dir: Path | None = None
+        self._group_signalled = False  # a group id may be reused once its processes are gone
 
     @property
     def url(self) -> str:
@@ -154,6 +155,9 @@ class InferenceServer:
                 self.command(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # its engine and worker processes go down with it (stop() kills the group)
             )  # fmt: skip
+        except BaseException:
+            self.stop()  # the socket folder
+            raise
         finally:
             if self.log_path:
                 log.close()  # type: ignore[union-attr]
@@ -182,15 +186,20 @@ class InferenceServer:
     def stop(self, grace: float = 20.0) -> None:
         """SIGTERM the server's process group, then SIGKILL what is left after ``grace`` seconds."""
         try:
-            if self.process is None or self.process.poll() is not None:
+            if self.process is None or self._group_signalled:
                 return
-            pgid = os.getpgid(self.process.pid)
-            os.killpg(pgid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                os.killpg(pgid, signal.SIGKILL)
-                self.process.wait()
+            self._group_signalled = True
+            # The group id is the leader's pid (start_new_session), valid even after the leader is gone:
+            # vLLM's engine and workers may outlive an API server that died at start.
+            pgid = self.process.pid
+            if self.process.poll() is None:
+                _signal_group(pgid, signal.SIGTERM)
+                try:
+                    self.process.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    pass
+            _signal_group(pgid, signal.SIGKILL)
+            self.process.wait()
         finally:
             if self._rpc_dir is not None:
                 shutil.rmtree(self._rpc_dir, ignore_errors=True)
@@ -201,6 +210,13 @@ class InferenceServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass  # the whole group is gone already
 
 
 def _fields_help() -> str:

@@ -11,8 +11,7 @@ from collections import defaultdict
 
 import sqlalchemy as sa
 from alembic import op
-
-from hub_server.services.card_tags import tags_of
+from packaging.version import Version
 
 revision = "0004"
 down_revision = "0003"
@@ -27,6 +26,23 @@ _releases = sa.table("releases", sa.column("id", sa.Integer), sa.column("project
 _files = sa.table("files", sa.column("release_id", sa.Integer), sa.column("deleted_at", sa.DateTime))
 
 
+def _tags_of(versions: list[tuple[str, bool, bool, str]]) -> str:
+    """``",a,b,"``: the keywords of the version a card shows, by the rules of this revision.
+
+    Written out here rather than imported, so later changes to the app cannot change what this
+    revision did (hub_server.services.card_tags is the live twin).
+    """
+    ordered = sorted(versions, key=lambda v: Version(v[0]))
+    candidates = [v for v in ordered if v[2] and not v[1]]
+    stable = [v for v in candidates if not Version(v[0]).is_prerelease]
+    shown = (stable or candidates or ordered or [None])[-1]
+    if shown is None:
+        return ""
+    tags = dict.fromkeys(" ".join(word.split())[:50].lower() for word in shown[3].split(","))
+    tags.pop("", None)
+    return f",{','.join(list(tags)[:30])}," if tags else ""
+
+
 def upgrade() -> None:
     op.add_column("projects", sa.Column("card_tags", sa.String(1600), nullable=False, server_default=""))
     live = sa.exists().where(_files.c.release_id == _releases.c.id, _files.c.deleted_at.is_(None))
@@ -37,7 +53,7 @@ def upgrade() -> None:
         by_project[project_id].append((version, bool(yanked), bool(has_files), keywords or ""))
     for project_id, versions in by_project.items():
         op.get_bind().execute(sa.update(_projects).where(_projects.c.id == project_id)
-                              .values(card_tags=tags_of(versions)))
+                              .values(card_tags=_tags_of(versions)))
 
 
 def downgrade() -> None:

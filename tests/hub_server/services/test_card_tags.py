@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import sqlalchemy as sa
 from hub_server.auth.principal import authenticate
 from hub_server.context import Hub
 from hub_server.db import Database
-from hub_server.db.models import Project
+from hub_server.db.models import File, Project, Release
 from hub_server.services import catalog
-from hub_server.services.card_tags import VersionFacts, decode, encode, latest_of, shown_version, tags_of
+from hub_server.services.card_tags import as_tag, decode, encode, refresh, tags_of
+from hub_server.services.versions import VersionFacts, latest_of, shown_version
 from tests.hub_server.web.envdists import publish
 
 
@@ -44,6 +46,13 @@ def test_encoding_is_exact_and_round_trips() -> None:
     assert encode("") == "" and decode("") == ()
     assert tags_of([("1.0", False, True, "old"), ("2.0", False, True, "new"), ("3.0", False, False, "none")]) \
         == ",new,"
+
+
+def test_a_tag_is_asked_for_as_it_is_stored() -> None:
+    assert as_tag("  Math ") == "math"
+    assert as_tag("deep   learning") == "deep learning"
+    assert as_tag("a,b") is None and as_tag("") is None and as_tag(" , ") is None
+    assert as_tag("x" * 80) == "x" * 50
 
 
 def _tags(hub: Hub, name: str) -> tuple[str, ...]:
@@ -103,3 +112,45 @@ def test_migration_fills_the_column_for_an_existing_hub(tmp_path: Path) -> None:
         got = dict(session.execute(sa.select(Project.normalized, Project.card_tags)).all())
     assert got == {"p1": ",new,fancy,", "p2": ",gone,", "p3": "", "p4": ""}
     db.dispose()
+
+
+def test_two_writers_of_one_project_end_with_the_newest_versions_tags(
+        hub: Hub, make_user: Callable[[str], str], upload: Callable[..., httpx.Response], tmp_path: Path) -> None:
+    # On PostgreSQL (the scale path) both transactions run at once: without the row lock in refresh(),
+    # each computes the tags from its own snapshot and the last commit wins, even with the older version.
+    if hub.db.is_sqlite:
+        pytest.skip("SQLite's writers are serial (BEGIN IMMEDIATE): nothing to race")
+    alice = make_user("alice")
+    publish(upload, alice, tmp_path, "race-env", "0.1.0", tag="first")
+    with hub.db.read() as session:
+        project_id, user_id = session.execute(
+            sa.select(Project.id, Project.owner_id).where(Project.normalized == "race-env")).one()
+    both_inserted = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+
+    def add(version: str, keywords: str) -> None:
+        try:
+            with hub.db.write() as session:
+                release = Release(project_id=project_id, version=version, canonical_version=version,
+                                  keywords=keywords)
+                session.add(release)
+                session.flush()
+                session.add(File(release_id=release.id, filename=f"race_env-{version}.tar.gz", packagetype="sdist",
+                                 size=1, sha256=version.ljust(64, "0"), blake2_256="0" * 64,
+                                 uploaded_by_id=user_id))
+                session.flush()
+                both_inserted.wait()
+                refresh(session, project_id)
+        except BaseException as error:  # collected for the assertion below
+            errors.append(error)
+
+    for _round in range(3):  # either may commit first; each round adds a newer and an older version
+        base = 10 * (_round + 1)
+        threads = [threading.Thread(target=add, args=(f"{base}.1", "newer")),
+                   threading.Thread(target=add, args=(f"{base}.0", "older"))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert _tags(hub, "race-env") == ("newer",), _round

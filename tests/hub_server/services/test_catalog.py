@@ -146,7 +146,7 @@ def test_listing_pages_match_the_model(hub: Hub, catalogue: tuple[list[Row], dic
                     assert {page.total for page in lists} == {len(expected)}
 
 
-def test_tag_filter_is_exact_after_the_database_narrows(hub: Hub,
+def test_tag_filter_is_exact(hub: Hub,
                                                          catalogue: tuple[list[Row], dict[str, str]]) -> None:
     rows, _tokens = catalogue
     with hub.db.read() as session:

@@ -54,6 +54,9 @@ def test_text_tag_and_owner_filters(hub: Hub, tokens: dict[str, str]) -> None:
     assert names(hub, tag="mat") == []  # tags match whole
     assert names(hub, owner="alice", sort="name") == ["alpha-env", "beta-env"]
     assert names(hub, text="nothing-like-this") == []
+    assert names(hub, tag="  Math ", sort="name") == ["alpha-env", "gamma-env"]  # spelled as tags are stored
+    assert names(hub, tag="math,single-turn") == []  # no tag holds a comma: not two tags' neighbours
+    assert names(hub, tag="%") == names(hub, tag="_") == []
 
 
 def test_cards_carry_tags_versions_and_counts(hub: Hub, tokens: dict[str, str]) -> None:

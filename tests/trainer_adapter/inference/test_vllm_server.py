@@ -128,6 +128,30 @@ def test_a_server_that_dies_at_start_leaves_no_folder(tmp_path: Path, monkeypatc
     assert _rpc_dirs(tmp_path) == []
 
 
+def test_what_a_server_that_died_at_start_spawned_is_stopped_too(tmp_path: Path) -> None:
+    # Like vLLM's engine process outliving an API server that crashed: a child in the server's group.
+    pid_file = tmp_path / "child.pid"
+    fake = tmp_path / "fake_vllm.py"
+    fake.write_text("import subprocess, sys\n"
+                    f"child = subprocess.Popen(['sleep', '120'])\nopen({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+                    "sys.exit(3)\n")
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake}\n")
+    wrapper.chmod(0o755)
+    server = InferenceServer(InferenceConfig(model="/m", port=8561), python=wrapper)
+    with pytest.raises(InferenceServerError, match="exited with code 3"):
+        server.start(timeout=60)
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        state = Path(f"/proc/{child}/stat").read_text().split()[2] if Path(f"/proc/{child}/stat").exists() else "X"
+        if state == "Z":  # killed, waiting for init to reap it
+            break
+        time.sleep(0.05)
+    assert not Path(f"/proc/{child}").exists() or state == "Z"
+    server.stop()  # a second stop signals nothing (the group id may belong to someone else by now)
+
+
 def test_a_folder_the_caller_names_is_left_alone(tmp_path: Path) -> None:
     mine = tmp_path / "rpc"
     mine.mkdir()
