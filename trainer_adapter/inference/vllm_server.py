@@ -21,6 +21,7 @@ From Python (tests, the orchestrator's launcher)::
 
 from __future__ import annotations
 
+import getpass
 import os
 import shlex
 import shutil
@@ -145,10 +146,12 @@ class InferenceServer:
             raise InferenceServerError("this server was already launched")
         env = {**os.environ, **self.config.env(), **self.extra_env}
         if "VLLM_RPC_BASE_PATH" not in env:
-            # vLLM names its ZeroMQ sockets <dir>/<uuid> and leaves them behind when killed; a folder of
-            # this server's own, removed by stop(), keeps TMPDIR from filling with dead sockets.
+            # vLLM names its ZeroMQ sockets <dir>/<uuid> and leaves them (and vllm_dist_* folders) behind
+            # when killed; a temporary folder of this server's own, removed by stop(), keeps TMPDIR clean.
+            # Inductor's compile cache stays where it was: it is worth keeping between servers.
             self._rpc_dir = Path(tempfile.mkdtemp(prefix="vllm-rpc-"))
-            env["VLLM_RPC_BASE_PATH"] = str(self._rpc_dir)
+            env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / f"torchinductor_{_user()}"))
+            env["VLLM_RPC_BASE_PATH"] = env["TMPDIR"] = str(self._rpc_dir)
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
         try:
             self.process = subprocess.Popen(
@@ -210,6 +213,14 @@ class InferenceServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _user() -> str:
+    """The name torch gives the user in its default cache folder (``torchinductor_<user>``)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers): torch's own fallback
+        return f"uid_{os.getuid()}"
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

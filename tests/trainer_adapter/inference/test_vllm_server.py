@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import subprocess
 import sys
 import tempfile
@@ -101,8 +102,10 @@ def _rpc_dirs(tmp: Path) -> list[Path]:
 def test_the_servers_socket_folder_is_removed_when_it_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A stand-in for vLLM: makes a socket-like file where vLLM puts its ZeroMQ sockets, then waits.
     fake = tmp_path / "fake_vllm.py"
-    fake.write_text("import os, pathlib, time\n"
+    fake.write_text("import os, pathlib, tempfile, time\n"
                     "pathlib.Path(os.environ['VLLM_RPC_BASE_PATH'], 'abc-socket').touch()\n"
+                    "pathlib.Path(tempfile.mkdtemp(prefix='vllm_dist_'), 'x').touch()\n"
+                    "pathlib.Path(os.environ['TORCHINDUCTOR_CACHE_DIR']).mkdir(exist_ok=True)\n"
                     "time.sleep(60)\n")
     wrapper = tmp_path / "python"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake}\n")
@@ -117,7 +120,9 @@ def test_the_servers_socket_folder_is_removed_when_it_stops(tmp_path: Path, monk
         time.sleep(0.05)
     assert (folder / "abc-socket").exists()
     server.stop(grace=5)
-    assert _rpc_dirs(tmp_path) == []
+    # Sockets and vLLM's own temporary folders went with the server; the compile cache stayed.
+    assert _rpc_dirs(tmp_path) == [] and not list(tmp_path.glob("vllm_dist_*"))
+    assert [p.name for p in tmp_path.glob("torchinductor_*")] == [f"torchinductor_{getpass.getuser()}"]
 
 
 def test_a_server_that_dies_at_start_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
