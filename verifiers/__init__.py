@@ -14,11 +14,9 @@ optional dependencies (math-verify) load only when asked for.
 from __future__ import annotations
 
 import importlib
-import logging
-import os
 from typing import Any
 
-from verifiers.decorators import cleanup, stop, teardown
+from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
 from verifiers.errors import (
     EmptyModelResponseError,
     Error,
@@ -30,6 +28,7 @@ from verifiers.errors import (
     ToolError,
     ToolParseError,
 )
+from verifiers.logs import log_level, quiet_verifiers, setup_logging
 from verifiers.messages import AssistantMessage, SystemMessage, TextMessage, ToolCall, ToolMessage, UserMessage
 from verifiers.state import State
 from verifiers.version import __version__
@@ -43,6 +42,8 @@ _LAZY: dict[str, str] = {
     "EnvGroup": "verifiers.envs.env_group",
     "SandboxEnv": "verifiers.envs.sandbox_env",
     "PythonEnv": "verifiers.envs.python_env",
+    "TextArenaEnv": "verifiers.envs.textarena_env",
+    "ReasoningGymEnv": "verifiers.envs.reasoninggym_env",
     "Rubric": "verifiers.rubrics.rubric",
     "RubricGroup": "verifiers.rubrics.rubric_group",
     "JudgeRubric": "verifiers.rubrics.judge_rubric",
@@ -70,6 +71,8 @@ _LAZY: dict[str, str] = {
     "GenerateInputs": "verifiers.types",
     "ProcessedOutputs": "verifiers.types",
     "RewardFunc": "verifiers.types",
+    "DatasetBuilder": "verifiers.types",
+    "print_prompt_completions_sample": "verifiers.logs",
     "Message": "verifiers.messages",
     "Tool": "verifiers.tools.schema",
     "OpenAIChatCompletionsClient": "verifiers.clients",
@@ -92,19 +95,10 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def setup_logging(level: str | None = None) -> None:
-    """Log the SDK's messages to stderr at ``level`` (default WARNING, or ``VF_LOG_LEVEL``)."""
-    logger = logging.getLogger("verifiers")
-    logger.setLevel((level or os.getenv("VF_LOG_LEVEL") or "WARNING").upper())
-    if not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
-
-
 __all__ = sorted(
     [
-        "__version__", "setup_logging", "stop", "cleanup", "teardown", "State",
+        "__version__", "setup_logging", "log_level", "quiet_verifiers", "State",
+        "stop", "cleanup", "teardown", "setup", "update", "metric", "reward", "advantage",
         "Error", "ModelError", "OverlongPromptError", "EmptyModelResponseError", "ToolError",
         "ToolParseError", "ToolCallError", "InfraError", "SandboxError",
         "UserMessage", "AssistantMessage", "SystemMessage", "ToolMessage", "TextMessage", "ToolCall",

@@ -1,4 +1,4 @@
-"""Lifecycle decorators of the State era: ``@vf.stop``, ``@vf.cleanup``, ``@vf.teardown``.
+"""Lifecycle decorators of the State era: ``@vf.stop``, ``@vf.cleanup``, ``@vf.teardown``, and markers.
 
 Methods are marked, not registered: an environment discovers its marked
 methods on its class (including inherited ones) when it is built, so a
@@ -13,41 +13,108 @@ subclass adds a stop condition just by defining a decorated method::
         async def close_board(self, state) -> None: ...
 
 Stop conditions run highest priority first; the first that fires sets
-``state["stop_condition"]`` to its method name.
+``state["stop_condition"]`` to its method name. Cleanup handlers run once per
+rollout whatever their ``stage=`` (as in 0.3.0, whose classic environments
+read only the mark), teardown handlers once per environment.
+
+``@vf.setup``, ``@vf.update``, ``@vf.metric``, ``@vf.reward`` and
+``@vf.advantage`` exist in 0.3.0 for its separate ``verifiers.v1`` API; its
+classic environments, like these, only mark the method and never call it.
+They are accepted so that environments defining such methods import and run.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar, overload
+from typing import Any, Callable, Literal, TypeVar, get_args
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+Stage = Literal["rollout", "group"]
+"""When a staged hook applies: to each rollout, or to each group of rollouts of one example."""
 
 _STOP = "_vf_stop_priority"
 _CLEANUP = "_vf_cleanup_priority"
 _TEARDOWN = "_vf_teardown_priority"
 
 
-def _marker(attr: str, name: str):
-    @overload
-    def decorate(func: F) -> F: ...
-    @overload
-    def decorate(func: None = None, *, priority: int = 0) -> Callable[[F], F]: ...
+def _marking(kind: str, func: Any, marks: dict[str, Any]) -> Any:
+    """Set ``marks`` on ``func`` (bare decorator use) or return the decorator (called with arguments)."""
 
-    def decorate(func: F | None = None, *, priority: int = 0) -> Any:
-        def mark(f: F) -> F:
-            setattr(f, attr, priority)
-            return f
+    def mark(f: F) -> F:
+        if not callable(f):
+            # e.g. @vf.stop(10): the priority landed where the function goes
+            raise TypeError(f"@vf.{kind} decorates a function, got {f!r}; pass options by keyword, "
+                            f"e.g. @vf.{kind}(priority=10)")
+        for attr, value in marks.items():
+            setattr(f, attr, value)
+        return f
 
-        return mark(func) if func is not None else mark
-
-    decorate.__name__ = name
-    decorate.__doc__ = f"Mark a method as a {name} hook (bare or with ``priority=``; higher runs first)."
-    return decorate
+    return mark(func) if func is not None else mark
 
 
-stop = _marker(_STOP, "stop")
-cleanup = _marker(_CLEANUP, "cleanup")
-teardown = _marker(_TEARDOWN, "teardown")
+def _priority(kind: str, priority: Any) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"@vf.{kind}: priority must be an int, got {priority!r}")
+    return priority
+
+
+def _stage(kind: str, stage: Any) -> Stage:
+    if stage not in get_args(Stage):
+        raise ValueError(f"@vf.{kind}: stage must be one of {list(get_args(Stage))}, got {stage!r}")
+    return stage
+
+
+def _priority_marks(kind: str, priority: Any) -> dict[str, Any]:
+    return {f"_vf_{kind}_priority": _priority(kind, priority)}
+
+
+def _staged_marks(kind: str, priority: Any, stage: Any) -> dict[str, Any]:
+    return {**_priority_marks(kind, priority), f"_vf_{kind}_stage": _stage(kind, stage)}
+
+
+def stop(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
+    """Mark a method ``(state) -> bool`` as a stop condition (bare or with ``priority=``; higher runs first)."""
+    return _marking("stop", func, _priority_marks("stop", priority))
+
+
+def cleanup(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
+    """Mark a method ``(state)`` to run when each rollout ends (``priority=``: higher first; ``stage=``: see module)."""
+    return _marking("cleanup", func, _staged_marks("cleanup", priority, stage))
+
+
+def teardown(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
+    """Mark a method ``()`` to run once when the environment is done (``priority=``: higher first)."""
+    return _marking("teardown", func, _priority_marks("teardown", priority))
+
+
+def setup(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
+    """Mark a rollout setup handler (a marker only, as in 0.3.0's classic environments)."""
+    return _marking("setup", func, _priority_marks("setup", priority))
+
+
+def update(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
+    """Mark a rollout or group state update handler (a marker only, as in 0.3.0's classic environments)."""
+    return _marking("update", func, _staged_marks("update", priority, stage))
+
+
+def metric(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
+    """Mark a rollout or group metric (a marker only; use ``rubric.add_metric`` to report one)."""
+    return _marking("metric", func, _staged_marks("metric", priority, stage))
+
+
+def reward(
+    func: F | None = None, weight: float = 1.0, priority: int = 0, stage: Stage = "rollout"
+) -> F | Callable[[F], F]:
+    """Mark a rollout or group reward with its ``weight`` (a marker only; use ``rubric.add_reward_func`` to score)."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+        raise TypeError(f"@vf.reward: weight must be a number, got {weight!r}")
+    marks = {**_staged_marks("reward", priority, stage), "_vf_reward_weight": float(weight)}
+    return _marking("reward", func, marks)
+
+
+def advantage(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
+    """Mark a group advantage handler (a marker only, as in 0.3.0's classic environments)."""
+    return _marking("advantage", func, {**_priority_marks("advantage", priority), "_vf_advantage_stage": "group"})
 
 
 def _discover(obj: object, attr: str) -> list[Callable[..., Any]]:
@@ -67,15 +134,31 @@ def _discover(obj: object, attr: str) -> list[Callable[..., Any]]:
 
 
 def stop_conditions(obj: object) -> list[Callable[..., Any]]:
+    """``obj``'s ``@vf.stop`` methods, in the order they are checked."""
     return _discover(obj, _STOP)
 
 
 def cleanup_handlers(obj: object) -> list[Callable[..., Any]]:
+    """``obj``'s ``@vf.cleanup`` methods, in the order they run."""
     return _discover(obj, _CLEANUP)
 
 
 def teardown_handlers(obj: object) -> list[Callable[..., Any]]:
+    """``obj``'s ``@vf.teardown`` methods, in the order they run."""
     return _discover(obj, _TEARDOWN)
 
 
-__all__ = ["stop", "cleanup", "teardown", "stop_conditions", "cleanup_handlers", "teardown_handlers"]
+__all__ = [
+    "Stage",
+    "advantage",
+    "cleanup",
+    "cleanup_handlers",
+    "metric",
+    "reward",
+    "setup",
+    "stop",
+    "stop_conditions",
+    "teardown",
+    "teardown_handlers",
+    "update",
+]

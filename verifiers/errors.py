@@ -74,6 +74,13 @@ class UsageError(Error, ValueError):
     """Bad input from a user (CLI flag, env arg, JSON); the message says how to fix it."""
 
 
+class MissingDependencyError(UsageError, ImportError):
+    """An optional third-party package a feature needs is not installed; the message says what to install.
+
+    Also an ``ImportError``, which is what the classic releases raised in its place.
+    """
+
+
 __all__ = [
     "Error",
     "ModelError",
@@ -88,4 +95,5 @@ __all__ = [
     "EnvironmentNotFoundError",
     "EnvironmentLoadError",
     "UsageError",
+    "MissingDependencyError",
 ]

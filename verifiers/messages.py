@@ -12,6 +12,7 @@ OpenAI SDK objects (e.g. tool calls) never leak into state or results.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable
 
 
@@ -59,6 +60,12 @@ class UserMessage(Message):
 class AssistantMessage(Message):
     _role = "assistant"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # State-era envs build these with flat vf.ToolCall / dict calls; keep one readable shape.
+        if self.get("tool_calls"):
+            self["tool_calls"] = [to_tool_call(call) for call in self["tool_calls"]]
+
 
 class ToolMessage(Message):
     _role = "tool"
@@ -70,8 +77,67 @@ class TextMessage(Message):
     _role = "text"
 
 
+class FunctionCall(Message):
+    """The ``function`` of a tool call: ``name`` and ``arguments`` (a JSON string)."""
+
+
+# The State era's flat fields; they live inside ``function``, where the API expects them.
+_FLAT_FIELDS = ("name", "arguments")
+_TOOL_CALL_FIELDS = ("id", "type", "function", *_FLAT_FIELDS)
+
+
 class ToolCall(Message):
-    """An assistant's tool call: ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
+    """An assistant's tool call, stored as the API sends it:
+    ``{"id", "type": "function", "function": {"name", "arguments"}}``.
+
+    It reads in both eras' shapes: ``call.function.name`` / ``call["function"]["arguments"]``
+    (0.1.x, OpenAI objects) and ``call.name`` / ``call["arguments"]`` (0.3.0's flat ``vf.ToolCall``).
+    It can be built from either too: ``ToolCall(id="c1", name="add", arguments='{"a": 1}')``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        data = dict(*args, **kwargs)
+        function = dict(data.pop("function", None) or {})
+        for key in _FLAT_FIELDS:
+            if key in data:
+                function[key] = data.pop(key)
+        data["id"] = data.get("id") or ""
+        data["type"] = data.get("type") or "function"
+        data["function"] = FunctionCall(name=function.get("name") or "",
+                                        arguments=_arguments_text(function.get("arguments")))
+        super().__init__(data)
+
+    @property
+    def name(self) -> str:
+        return self["function"]["name"]
+
+    @property
+    def arguments(self) -> str:
+        return self["function"]["arguments"]
+
+    def __missing__(self, key: str) -> Any:
+        if key in _FLAT_FIELDS:
+            return self["function"][key]
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self or key in _FLAT_FIELDS else default
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        # A flat field written by State-era code must land where the API reads it.
+        if key in _FLAT_FIELDS:
+            self["function"][key] = _arguments_text(value) if key == "arguments" else value
+        elif key == "function" and not isinstance(value, FunctionCall):
+            super().__setitem__(key, FunctionCall(value or {}))
+        else:
+            super().__setitem__(key, value)
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as the API carries them: a JSON string (an empty one when absent)."""
+    if arguments is None:
+        return ""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 _BY_ROLE: dict[str, type[Message]] = {
@@ -96,19 +162,14 @@ def to_plain(value: Any) -> Any:
 
 
 def to_tool_call(raw: Any) -> ToolCall:
-    """Normalise an OpenAI tool-call object or dict into a plain :class:`ToolCall`."""
+    """Normalise a tool call (OpenAI object, OpenAI dict, or 0.3.0's flat ``{id, name, arguments}``)."""
+    if isinstance(raw, ToolCall):
+        return raw
     data = to_plain(raw)
-    fn = data.get("function") or {}
-    args = fn.get("arguments", "")
-    if not isinstance(args, str):
-        import json
-
-        args = json.dumps(args)
-    return ToolCall(
-        id=data.get("id") or "",
-        type=data.get("type") or "function",
-        function={"name": fn.get("name") or "", "arguments": args},
-    )
+    if not isinstance(data, dict):
+        raise TypeError(f"a tool call must be a mapping, got {type(raw).__name__}")
+    # Only the fields the API defines: a provider's extras must not be sent back on the next turn.
+    return ToolCall({k: v for k, v in data.items() if k in _TOOL_CALL_FIELDS})
 
 
 def to_message(raw: Any) -> Message:
@@ -137,6 +198,7 @@ __all__ = [
     "ToolMessage",
     "TextMessage",
     "ToolCall",
+    "FunctionCall",
     "to_message",
     "to_messages",
     "to_plain",

@@ -7,10 +7,14 @@ compatibility, typed through :mod:`verifiers.state` and :mod:`verifiers.messages
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, TypedDict
 
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.chat.chat_completion_message_tool_call import ChatCompletionMessageToolCall
+from openai.types.chat.chat_completion_role import ChatCompletionRole
+from openai.types.chat.chat_completion_tool_param import ChatCompletionToolParam
 from openai.types.completion import Completion
+from openai.types.shared_params import FunctionDefinition, FunctionParameters
 from pydantic import BaseModel, ConfigDict, Field
 
 from verifiers.messages import (
@@ -23,6 +27,10 @@ from verifiers.messages import (
     UserMessage,
 )
 from verifiers.state import State, Timing, TrajectoryStep, TrajectoryStepTokens
+from verifiers.tools.schema import Tool
+
+if TYPE_CHECKING:  # datasets is heavy to import; the alias only needs the name
+    from datasets import Dataset
 
 ChatMessage = ChatCompletionMessageParam
 Messages = str | list[ChatMessage]
@@ -32,6 +40,10 @@ Info = dict[str, Any]
 SamplingArgs = dict[str, Any]
 RewardFunc = Callable[..., float | Awaitable[float]]
 GroupRewardFunc = Callable[..., list[float] | Awaitable[list[float]]]
+DatasetBuilder = Callable[[], "Dataset"]
+"""A callable that takes no arguments and returns the dataset; environments build it when first used."""
+# The JSON schema type names (0.1.x's tool-schema helpers annotated with it).
+JsonPrimitive = Literal["string", "number", "integer", "boolean", "array", "object"]
 
 
 class RolloutInput(TypedDict, total=False):
@@ -187,15 +199,22 @@ Endpoints = dict[str, Endpoint]
 __all__ = [
     "AssistantMessage",
     "ChatCompletion",
+    "ChatCompletionMessageToolCall",
+    "ChatCompletionRole",
+    "ChatCompletionToolParam",
     "ChatMessage",
     "Completion",
+    "DatasetBuilder",
     "Endpoint",
     "Endpoints",
+    "FunctionDefinition",
+    "FunctionParameters",
     "GenerateInputs",
     "GenerateMetadata",
     "GenerateOutputs",
     "GroupRewardFunc",
     "Info",
+    "JsonPrimitive",
     "Message",
     "MessageType",
     "Messages",
@@ -211,6 +230,7 @@ __all__ = [
     "SystemMessage",
     "TextMessage",
     "Timing",
+    "Tool",
     "ToolCall",
     "ToolMessage",
     "TrajectoryStep",

@@ -13,20 +13,33 @@ _BOXED = "\\boxed{"
 _HASH = "####"
 
 
-def extract_boxed_answer(text: str) -> str:
-    """The content of the last ``\\boxed{...}`` in ``text``, braces matched; else ``text`` itself.
+def extract_boxed_answer(text: str, strict: bool = False) -> str:
+    """The content of the last ``\\boxed{...}`` in ``text``, braces matched.
 
-    An unclosed ``\\boxed{`` also gives back ``text`` unchanged.
+    Without a complete ``\\boxed{...}`` (none, or an unclosed one) the result is
+    ``text`` itself, so the function also works as a plain pass-through
+    extractor; with ``strict=True`` it is ``""`` instead, so that an answer
+    which ignored the boxed format scores nothing.
 
     >>> extract_boxed_answer(r"so \\boxed{\\frac{1}{2}}.")
     '\\\\frac{1}{2}'
-    >>> extract_boxed_answer("no box")
-    'no box'
+    >>> extract_boxed_answer("no box"), extract_boxed_answer("no box", strict=True)
+    ('no box', '')
     """
     _require_str(text, "extract_boxed_answer")
+    if not isinstance(strict, bool):
+        raise TypeError(f"extract_boxed_answer: strict must be a bool, got {type(strict).__name__}")
+    content = _last_boxed_content(text)
+    if content is None:
+        return "" if strict else text
+    return content
+
+
+def _last_boxed_content(text: str) -> str | None:
+    """What the last ``\\boxed{`` encloses, or None when there is none or it never closes."""
     start = text.rfind(_BOXED)
     if start == -1:
-        return text
+        return None
     content_start = start + len(_BOXED)
     depth = 1
     for i in range(content_start, len(text)):
@@ -36,20 +49,24 @@ def extract_boxed_answer(text: str) -> str:
             depth -= 1
             if depth == 0:
                 return text[content_start:i]
-    return text
+    return None
 
 
-def extract_hash_answer(text: str) -> str | None:
-    """The stripped text after ``####`` (GSM8K's answer marker), or ``None`` without one.
+def extract_hash_answer(text: str) -> str:
+    """The stripped text after ``####`` (GSM8K's answer marker); without one, ``text`` unchanged.
 
-    Should ``####`` occur more than once, only the text up to the next one is taken.
+    Should ``####`` occur more than once, only the text up to the next one is
+    taken. Text without the marker comes back as it is (not stripped), as in
+    both classic releases, so the function can extract from a model's reply
+    as well as from a reference solution; test ``"####" in text`` first where
+    a missing marker is an error.
 
-    >>> extract_hash_answer("3 + 4 = 7\\n#### 7")
-    '7'
+    >>> extract_hash_answer("3 + 4 = 7\\n#### 7"), extract_hash_answer("7")
+    ('7', '7')
     """
     _require_str(text, "extract_hash_answer")
     if _HASH not in text:
-        return None
+        return text
     return text.split(_HASH)[1].strip()
 
 

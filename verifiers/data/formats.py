@@ -59,8 +59,8 @@ def plain(row: Row, index: int, seed: int) -> Row:
 def gsm8k(row: Row, index: int, seed: int) -> Row:
     """The number after ``####``; a row already holding just the number keeps it."""
     solution = str(_field(row, "answer"))
-    answer = extract_hash_answer(solution)
-    return {"question": str(_field(row, "question")), "answer": solution.strip() if answer is None else answer}
+    # Without a marker extract_hash_answer gives the text back unstripped; the row's answer is stripped either way.
+    return {"question": str(_field(row, "question")), "answer": extract_hash_answer(solution).strip()}
 
 
 def math_problem(row: Row, index: int, seed: int) -> Row:

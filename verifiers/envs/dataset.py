@@ -3,16 +3,123 @@
 Rows carry ``question`` (or a ready ``prompt``), ``answer``, ``task`` and
 ``info``; formatting adds ``example_id`` (and the tuple era's ``id``) and
 builds the chat prompt from the system prompt, few-shot messages and question.
+
+An environment may also be given a *dataset builder* (0.3.0's ``DatasetBuilder``):
+a callable taking no arguments that returns the dataset. It is called the first
+time the dataset is used, not when the environment is built, so an evaluation
+never builds a training split it does not read::
+
+    env = vf.SingleTurnEnv(dataset=lambda: load_dataset("gsm8k", "main", split="train"), ...)
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from typing import Any, Iterable
 
 from datasets import Dataset
 
 from verifiers.messages import to_plain
+from verifiers.types import DatasetBuilder
+
+
+class LazyDataset(Dataset):
+    """A :class:`datasets.Dataset` built from a :data:`DatasetBuilder` the first time it is read.
+
+    It is a real ``Dataset`` to every caller: reading any of its data (``len``,
+    iteration, ``select``, ``column_names``, ...) runs the builder once, applies
+    ``prepare`` (the environment's formatting) and from then on behaves as the
+    built dataset. :attr:`is_built` tells whether that has happened yet.
+    """
+
+    # Dataset.__init__ is skipped on purpose: there is no Arrow table until the builder runs.
+    # Every data attribute is therefore missing until then, and __getattr__ (called only for
+    # missing attributes) builds on the first such read.
+    def __init__(self, builder: DatasetBuilder, prepare: Callable[[Dataset], Dataset]) -> None:
+        _require_builder(builder)
+        self._vf_builder: DatasetBuilder | None = builder
+        self._vf_prepare: Callable[[Dataset], Dataset] | None = prepare
+        self._vf_building = False
+
+    @property
+    def is_built(self) -> bool:
+        """Whether the builder has run (successfully)."""
+        return "_data" in self.__dict__
+
+    def build(self) -> LazyDataset:
+        """Run the builder now if it has not run yet; returns this dataset."""
+        if not self.is_built:
+            self._build()
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # Protocol probes (copy, pickle, numpy...) and private markers must never trigger a build.
+        if name.startswith("__") or name.startswith("_vf_") or self.is_built:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._build()
+        return getattr(self, name)
+
+    def _build(self) -> None:
+        if self._vf_building:
+            raise RuntimeError(f"the dataset builder {_name(self._vf_builder)} read the dataset it is building")
+        self._vf_building = True
+        try:
+            built = _call_builder(self._vf_builder)
+            assert self._vf_prepare is not None
+            prepared = self._vf_prepare(built)
+        finally:
+            self._vf_building = False
+        self.__dict__.update(prepared.__dict__)
+        # The builder and formatter are done with; dropping them keeps the built dataset picklable.
+        self._vf_builder = self._vf_prepare = None
+
+    def __del__(self) -> None:
+        if self.is_built:  # Dataset.__del__ probes its table, which must not build one at collection
+            super().__del__()
+
+    def __repr__(self) -> str:
+        if not self.is_built:
+            return f"LazyDataset(not built yet: {_name(self._vf_builder)})"
+        return super().__repr__()
+
+
+def is_dataset_builder(value: Any) -> bool:
+    """Whether ``value`` is a dataset builder (a callable) rather than a dataset."""
+    return callable(value) and not isinstance(value, Dataset)
+
+
+def _require_builder(builder: Any) -> None:
+    """Raise ``TypeError`` unless ``builder`` can be called without arguments."""
+    if not callable(builder):
+        raise TypeError(f"a dataset builder must be callable, got {type(builder).__name__}")
+    try:
+        signature = inspect.signature(builder)
+    except (TypeError, ValueError):  # some builtins have no readable signature: checked when called
+        return
+    try:
+        signature.bind()
+    except TypeError:
+        raise TypeError(
+            f"a dataset builder is called without arguments, but {_name(builder)} takes {signature}"
+        ) from None
+
+
+def _call_builder(builder: DatasetBuilder | None) -> Dataset:
+    assert builder is not None
+    try:
+        built = builder()
+    except AttributeError as exc:
+        # Re-raised as another type: an AttributeError escaping __getattr__ would read as a missing attribute.
+        raise RuntimeError(f"the dataset builder {_name(builder)} failed: {exc!r}") from exc
+    if not isinstance(built, Dataset):
+        raise TypeError(f"the dataset builder {_name(builder)} returned {type(built).__name__}, not a datasets.Dataset")
+    return built
+
+
+def _name(builder: Any) -> str:
+    return getattr(builder, "__qualname__", None) or repr(builder)
 
 
 def format_prompt(
@@ -28,13 +135,25 @@ def format_prompt(
 
 
 def format_dataset(
-    dataset: Dataset,
+    dataset: Dataset | DatasetBuilder,
     system_prompt: str | None = None,
     few_shot: list[dict[str, Any]] | None = None,
     question_key: str = "question",
     answer_key: str = "answer",
 ) -> Dataset:
-    """Add ``example_id``/``id`` and a chat ``prompt`` column (from ``question_key``) where missing."""
+    """Add ``example_id``/``id`` and a chat ``prompt`` column (from ``question_key``) where missing.
+
+    ``dataset`` may be a :data:`DatasetBuilder`; the result is then a :class:`LazyDataset`
+    that builds and formats it when first read.
+    """
+    if is_dataset_builder(dataset):
+        return LazyDataset(
+            dataset, lambda built: format_dataset(built, system_prompt, few_shot, question_key, answer_key)
+        )
+    if not isinstance(dataset, Dataset):
+        raise TypeError(
+            f"a dataset must be a datasets.Dataset or a callable that returns one, got {type(dataset).__name__}"
+        )
     columns = set(dataset.column_names)
     if "example_id" not in columns:
         ids = dataset["id"] if "id" in columns and _all_ints(dataset["id"]) else range(len(dataset))
@@ -96,4 +215,4 @@ def rows_from_inputs(inputs: Any) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["format_prompt", "format_dataset", "rows_from_inputs"]
+__all__ = ["DatasetBuilder", "LazyDataset", "format_prompt", "format_dataset", "is_dataset_builder", "rows_from_inputs"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import copy
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from datasets import Dataset
@@ -23,8 +24,9 @@ from verifiers.errors import OverlongPromptError
 from verifiers.messages import to_plain
 from verifiers.parsers.parser import Parser
 from verifiers.rollout.model_call import RetryPolicy, request_model
+from verifiers.rubrics.overrides import score_states
 from verifiers.rubrics.rubric import Rubric
-from verifiers.tools.schema import Tool, to_oai_tool, to_tool_def
+from verifiers.tools.schema import ToolDefList, to_oai_tool
 from verifiers.types import GenerateOutputs, ProcessedOutputs
 
 
@@ -136,9 +138,14 @@ class Environment(abc.ABC):
         return self.rubric.get_reward_weights()
 
     @property
-    def tool_defs(self) -> list[Tool]:
-        """The offered tools as provider-neutral :class:`Tool` defs (the State era's view)."""
-        return [to_tool_def(t) for t in self.oai_tools]
+    def tool_defs(self) -> ToolDefList:
+        """The offered tools as provider-neutral :class:`Tool` defs: a live view of ``oai_tools``,
+        so State-era code may assign it or ``append`` to it (0.3.0 kept a plain list here)."""
+        return ToolDefList(self)
+
+    @tool_defs.setter
+    def tool_defs(self, tools: Iterable[Any] | None) -> None:
+        self.oai_tools = [to_oai_tool(t) for t in tools or []]
 
     # -- the model --------------------------------------------------------------------------
 
@@ -149,15 +156,25 @@ class Environment(abc.ABC):
         ``"overlong-prompt"``; the State era raises :class:`OverlongPromptError`.
         """
         if _is_state_call(args, kwargs):
-            state = args[0] if args else kwargs["state"]
-            prompt = args[1] if len(args) > 1 else kwargs["prompt"]
-            return await request_model(
-                state["client"], state["model"], prompt,
-                tools=state.get("oai_tools") or None,
-                sampling_args=state.get("sampling_args"),
-                message_type=self.message_type, retry=self.retry,
-            )
+            return await self._state_model_response(*args, **kwargs)
         return await self._tuple_model_response(*args, **kwargs)
+
+    async def _state_model_response(self, state: Any, prompt: Any, client: Any = None, model: str | None = None,
+                                    tool_defs: list[Any] | None = None,
+                                    sampling_args: dict[str, Any] | None = None) -> Any:
+        """0.3.0's call: each argument left out comes from the state, tools from ``state["tool_defs"]``."""
+        if tool_defs is None:
+            tools = [to_oai_tool(t) for t in state.get("tool_defs") or []]
+            # What was offered, in OpenAI form, for code that renders the conversation (token outputs).
+            state["oai_tools"] = tools
+        else:
+            tools = [to_oai_tool(t) for t in tool_defs]
+        return await request_model(
+            client if client is not None else state["client"], model or state["model"], prompt,
+            tools=tools or None,
+            sampling_args=sampling_args or state.get("sampling_args"),
+            message_type=self.message_type, retry=self.retry,
+        )
 
     async def _tuple_model_response(self, client: Any, model: str, prompt: Any, oai_tools: list | None = None,
                                     sampling_args: dict[str, Any] | None = None, message_type: str | None = None,
@@ -215,8 +232,8 @@ class Environment(abc.ABC):
         return {}
 
     async def score_group(self, states: list[Any]) -> None:
-        """Score one example's rollouts with the rubric, then add the monitor metrics."""
-        await self.rubric.score_group(states)
+        """Score one example's rollouts with the rubric as the environment's era did, then add the monitor metrics."""
+        await score_states(self.rubric, states, tuple_era=getattr(self, "era", "state") == "tuple")
         for state in states:
             await self.rubric.cleanup(state)  # the rubric's @vf.cleanup hooks, after its scores
             metrics = dict(state.get("metrics") or {})

@@ -31,6 +31,7 @@ from verifiers.decorators import cleanup_handlers, stop, stop_conditions
 from verifiers.envs.environment import Environment
 from verifiers.errors import Error, OverlongPromptError
 from verifiers.messages import to_message, to_messages
+from verifiers.parsers.parser import Parser
 from verifiers.rollout.era import detect_era, tuple_style_is_completed, user_override
 from verifiers.rollout.response import parse_response
 from verifiers.state import State, TrajectoryStep
@@ -71,6 +72,13 @@ class MultiTurnEnv(Environment):
         self.max_total_completion_tokens = max_total_completion_tokens
         self.timeout_seconds = timeout_seconds
         self.era = detect_era(type(self))
+        if self.era == "tuple":
+            for parser in _parsers(self):
+                parser.answer_from_last_message = True
+        for rubric in [self.rubric, *getattr(self.rubric, "rubrics", [])]:
+            use_era = getattr(rubric, "use_era", None)  # a MathRubric scores as its environment's era did
+            if callable(use_era):
+                use_era(self.era)
         self._tuple_is_completed = tuple_style_is_completed(type(self))
         self._hooked = self.era == "state" and any(user_override(type(self), h) for h in _TRAJECTORY_HOOKS)
         self._stop_conditions = stop_conditions(self)
@@ -165,7 +173,7 @@ class MultiTurnEnv(Environment):
         args = copy.deepcopy(self.sampling_args)
         args.update(sampling_args or {})
         info = dict(input.get("info") or {})
-        oai_tools = [to_oai_tool(t) for t in info.get("oai_tools") or self.oai_tools]
+        oai_tools = [to_oai_tool(t) for t in self._row_tools(info)]
         prompt = input["prompt"]
         prompt = to_messages(_drop_none(m) for m in prompt) if isinstance(prompt, list) else prompt
         return State.new(
@@ -173,6 +181,14 @@ class MultiTurnEnv(Environment):
             example_id=input.get("example_id", input.get("id", 0)), model=model, client=client,
             sampling_args=args, oai_tools=oai_tools, tool_defs=[to_tool_def(t) for t in oai_tools], input=dict(input),
         )
+
+    def _row_tools(self, info: dict[str, Any]) -> list[Any]:
+        """The tools one dataset row is offered: its ``info["tool_defs"]`` (0.3.0) or ``info["oai_tools"]``
+        (0.1.x) when the key is there, even empty or None (no tools, as both originals do), else the env's."""
+        for key in ("tool_defs", "oai_tools"):
+            if key in info:
+                return list(info[key] or [])
+        return list(self.oai_tools or [])
 
     async def rollout(self, *args: Any, **kwargs: Any) -> Any:
         """Run one rollout.
@@ -326,6 +342,13 @@ def _record_error(state: State, error: BaseException) -> None:
     state["error"] = error
     state["stop_condition"] = "has_error"
     logger.debug("rollout recorded error %r", error)
+
+
+def _parsers(env: Any) -> list[Parser]:
+    """The environment's parser and its rubric's (and, in a group, every member rubric's)."""
+    rubrics = [env.rubric, *getattr(env.rubric, "rubrics", [])]
+    found = [env.parser, *(getattr(r, "parser", None) for r in rubrics)]
+    return list({id(p): p for p in found if isinstance(p, Parser)}.values())
 
 
 __all__ = ["MultiTurnEnv"]

@@ -8,10 +8,11 @@ from typing import Any, Callable
 from verifiers.awaitables import maybe_await
 from verifiers.decorators import stop
 from verifiers.envs.multiturn_env import MultiTurnEnv
-from verifiers.errors import ToolParseError
-from verifiers.messages import ToolMessage
+from verifiers.errors import Error, ToolCallError, ToolParseError
+from verifiers.messages import ToolCall, ToolMessage, to_message, to_tool_call
+from verifiers.rollout.era import user_override
 from verifiers.state import State
-from verifiers.tools.calls import check_arguments, parse_tool_call
+from verifiers.tools.calls import check_arguments, check_hidden_arguments, parse_tool_call, read_tool_call, unknown_tool
 from verifiers.tools.schema import convert_func_to_oai_tool
 
 logger = logging.getLogger("verifiers.tools")
@@ -30,6 +31,10 @@ class ToolEnv(MultiTurnEnv):
     tool message that says what was wrong; a tool that raises is answered with
     ``error_formatter(exception)``. Both are counted in ``state["tool_errors"]``.
     An error of a type in ``stop_errors`` ends the rollout instead (0.3.0).
+
+    A subclass may override ``call_tool(tool_name, tool_args, tool_call_id)``: it is
+    called with exactly those arguments, for any tool name the model sends (it may
+    serve tools outside ``tools``), and whatever it raises is answered like a tool's error.
 
     Example::
 
@@ -50,6 +55,7 @@ class ToolEnv(MultiTurnEnv):
         self.error_formatter = error_formatter
         kwargs.setdefault("oai_tools", [convert_func_to_oai_tool(t) for t in self.tools])
         super().__init__(max_turns=max_turns, **kwargs)
+        self._custom_call_tool = user_override(type(self), "call_tool") is not None
 
     def add_tool(self, tool: Callable[..., Any]) -> None:
         self.tools.append(tool)
@@ -85,17 +91,33 @@ class ToolEnv(MultiTurnEnv):
         return set()
 
     async def call_tool(self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str, **kwargs: Any) -> ToolMessage:
-        """Run one tool and wrap its result (or its error) as a tool message."""
+        """Run one tool and wrap its result as a tool message.
+
+        State era (0.3.0): the tool's exception propagates, and ``env_response`` answers the
+        model with ``error_formatter(e)``; an override may catch it from ``super().call_tool``.
+        Tuple era (0.1.x): the answer to a failing tool is made here, as 0.1.x's did.
+        """
+        if self.era != "tuple":
+            return await self._run_tool(tool_name, tool_args, tool_call_id)
         try:
-            result = await maybe_await(self.tool_map[tool_name], **tool_args)
-            content = str(result)
+            return await self._run_tool(tool_name, tool_args, tool_call_id)
         except self.stop_errors:
             raise
-        except Exception as error:  # policy: a tool's exception is the model's feedback, and it is counted
-            content = self.error_formatter(error)
-            kwargs.get("state", {}).setdefault("tool_errors", []).append(f"{tool_name}: {type(error).__name__}")
+        except Exception as error:  # policy: a tool's exception is the model's feedback
             logger.debug("tool %s raised %r", tool_name, error)
-        return ToolMessage(role="tool", content=content, tool_call_id=tool_call_id)
+            return ToolMessage(role="tool", content=self.error_formatter(error), tool_call_id=tool_call_id)
+
+    async def _run_tool(self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str) -> ToolMessage:
+        if tool_name not in self.tool_map:
+            raise unknown_tool(tool_name, self.tool_map)
+        result = await maybe_await(self.tool_map[tool_name], **tool_args)
+        return ToolMessage(role="tool", content=self._tool_content(result), tool_call_id=tool_call_id)
+
+    def _tool_content(self, result: Any) -> Any:
+        # 0.3.0 passes text/image content parts through (a tool may return an image); 0.1.x sent str().
+        if self.era != "tuple" and _is_content_parts(result):
+            return result
+        return str(result)
 
     async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State) -> dict[str, Any]:
         """Hook for StatefulToolEnv to inject hidden arguments."""
@@ -103,19 +125,51 @@ class ToolEnv(MultiTurnEnv):
 
     async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
         """Answer every tool call of the last assistant message, in order."""
-        replies: list[ToolMessage] = []
         last = _last_assistant(messages)
-        for tool_call in (last.get("tool_calls") or []) if last is not None else []:
-            try:
-                name, args, call_id = parse_tool_call(tool_call, self.tool_map)
-                check_arguments(name, self.tool_map[name], args, self.hidden_args(name))
-            except ToolParseError as error:
-                state.setdefault("tool_errors", []).append(str(error))
-                replies.append(ToolMessage(role="tool", content=str(error), tool_call_id=tool_call.get("id") or ""))
-                continue
-            args = await self.prepare_tool_args(name, args, messages, state)
-            replies.append(await self.call_tool(name, args, call_id, state=state))
+        calls = (last.get("tool_calls") or []) if last is not None else []
+        replies = [await self._answer(tool_call, messages, state) for tool_call in calls]
         return (replies, state) if self.era == "tuple" else replies
+
+    async def _answer(self, tool_call: Any, messages: Any, state: State) -> ToolMessage:
+        """The tool message answering one call: the tool's result, or what went wrong, in words."""
+        call = to_tool_call(tool_call)
+        try:
+            name, args, call_id = self._parse(call)
+        except ToolParseError as error:
+            state.setdefault("tool_errors", []).append(str(error))
+            return ToolMessage(role="tool", content=str(error), tool_call_id=call.id)
+        args = await self.prepare_tool_args(name, args, messages, state)
+        # An override of call_tool is called exactly as the originals call it (no state keyword),
+        # and may serve tools that tool_map does not hold (0.3.0 passes every name through).
+        run = self.call_tool if self._custom_call_tool else self._run_tool
+        try:
+            reply = await run(name, args, call_id)
+        except self.stop_errors as error:
+            if isinstance(error, Error):
+                raise  # the SDK's own errors are recorded as they are (a SandboxError stays one)
+            raise ToolCallError(f"tool {name!r} failed: {error!r}") from error
+        except Exception as error:  # policy: a failing tool (or call_tool) is the model's feedback, counted
+            state.setdefault("tool_errors", []).append(f"{name}: {type(error).__name__}")
+            logger.debug("tool %s raised %r", name, error)
+            return ToolMessage(role="tool", content=self.error_formatter(error), tool_call_id=call_id)
+        return to_message(reply)
+
+    def _parse(self, tool_call: ToolCall) -> tuple[str, dict[str, Any], str]:
+        """Read and check one call; raises ToolParseError with a message meant for the model."""
+        if self._custom_call_tool:
+            name, args, call_id = read_tool_call(tool_call)
+        else:
+            name, args, call_id = parse_tool_call(tool_call, self.tool_map)
+        check_hidden_arguments(name, args, self.hidden_args(name))
+        if not self._custom_call_tool:
+            check_arguments(name, self.tool_map[name], args, self.hidden_args(name))
+        return name, args, call_id
+
+
+def _is_content_parts(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(part, dict) and part.get("type") in ("text", "image_url") for part in value
+    )
 
 
 __all__ = ["ToolEnv"]

@@ -122,9 +122,13 @@ async def generate(
 
     async def group(indices: list[int]) -> None:
         group_states = list(await asyncio.gather(*(one(i) for i in indices)))
-        if score_rollouts:
+        # Environment(score_rollouts=False) (0.3.0) turns scoring off as the argument does: reward 0, no metrics.
+        if score_rollouts and getattr(env, "score_rollouts", True) is not False:
             async with scoring:
                 await env.score_group(group_states)
+        else:
+            for state in group_states:
+                state["reward"], state["metrics"] = 0.0, {}
         group_outputs = [
             state_to_output(s, rows[i].get("rollout_index", 0)) for i, s in zip(indices, group_states)
         ]

@@ -70,6 +70,10 @@ class Parser:
     where environments pass their own settings through the parser.
     """
 
+    #: Parse the last message whatever its role, as 0.1.x did (a tuple-era MultiTurnEnv sets it on its
+    #: parsers: a completion there may end with the environment's own message, and rewards saw that).
+    answer_from_last_message: bool = False
+
     def __init__(self, extract_fn: Callable[[str], Any] = identity, **kwargs: Any) -> None:
         if not callable(extract_fn):
             raise TypeError(f"extract_fn must be callable, got {type(extract_fn).__name__}")
@@ -92,14 +96,16 @@ class Parser:
         A string is parsed whole. For a chat, the content of the last assistant
         message is parsed (the last message when there is no assistant one), so
         an environment's closing feedback message is never mistaken for the
-        answer. An empty chat gives ``None``.
+        answer; with :attr:`answer_from_last_message`, the last message. An
+        empty chat gives ``None``.
         """
         if isinstance(completion, str):
             return self.parse(completion)
         messages = list(completion)
         if not messages:
             return None
-        candidates = self.get_assistant_messages(messages) or messages
+        assistant = [] if self.answer_from_last_message else self.get_assistant_messages(messages)
+        candidates = assistant or messages
         return self.parse(message_text(candidates[-1]))
 
     def get_format_reward_func(self) -> RewardFn:

@@ -19,7 +19,7 @@ filled prompt, so several reward functions can share one judge call.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from openai import APIError, AsyncOpenAI, OpenAI, OpenAIError
@@ -57,7 +57,7 @@ class JudgeRubric(Rubric):
             ``AsyncOpenAI()`` from the environment (``OPENAI_API_KEY``), created
             when first needed if the key is not set yet.
         judge_model: the judge's model name.
-        judge_sampling_args: extra arguments for ``chat.completions.create``.
+        judge_sampling_args: extra arguments for ``chat.completions.create`` (see :func:`judge_request_args`).
         judge_prompt: template with ``{question}``, ``{answer}``, ``{response}``.
         parallelize_scoring: False by default, to spare the judge's rate limit.
     """
@@ -98,10 +98,10 @@ class JudgeRubric(Rubric):
         Raises:
             JudgeError: the judge API failed (after the client's own retries).
         """
+        # No parsed answer is filled in as "None", as both classic releases did: judge
+        # prompts and the verdicts reward functions read from them depend on that text.
         response = self.parser.parse_answer(completion)
-        filled = self.judge_prompt.format(
-            question=_question(prompt), answer=answer, response="" if response is None else response
-        )
+        filled = self.judge_prompt.format(question=_question(prompt), answer=answer, response=response)
         cache = _judge_cache(state)
         if filled not in cache:
             cache[filled] = await self._ask(filled)
@@ -112,7 +112,7 @@ class JudgeRubric(Rubric):
         request = {
             "model": self.judge_model,
             "messages": [{"role": "user", "content": content}],
-            **{k: v for k, v in self.judge_sampling_args.items() if v is not None},
+            **judge_request_args(self.judge_sampling_args),
         }
         try:
             if isinstance(client, OpenAI):  # a sync client would block the event loop
@@ -128,7 +128,8 @@ class JudgeRubric(Rubric):
         choices = getattr(reply, "choices", None)
         if not choices:
             raise JudgeError(f"the judge model {self.judge_model!r} returned no choices")
-        return choices[0].message.content or ""
+        # str(), as the originals did: a reply without text (a refusal, a tool call) reads "None".
+        return str(choices[0].message.content)
 
     def _client(self) -> AsyncOpenAI | OpenAI:
         if self.judge_client is None:
@@ -140,6 +141,22 @@ class JudgeRubric(Rubric):
                 )
             self.class_objects["judge_client"] = self.judge_client
         return self.judge_client
+
+
+def judge_request_args(sampling_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's sampling arguments as sent to ``chat.completions.create``.
+
+    ``max_tokens`` is sent as ``max_completion_tokens`` (the chat API's current name,
+    which reasoning models require), replacing a ``max_completion_tokens`` given
+    beside it, as both classic releases did; arguments set to ``None`` are left out.
+
+    >>> judge_request_args({"max_tokens": 64, "temperature": None})
+    {'max_completion_tokens': 64}
+    """
+    args = {key: value for key, value in sampling_args.items() if value is not None}
+    if "max_tokens" in args:
+        args["max_completion_tokens"] = args.pop("max_tokens")
+    return args
 
 
 def _judge_cache(state: MutableMapping[str, Any] | None) -> MutableMapping[str, str]:
@@ -168,4 +185,4 @@ def _question(prompt: Any) -> str:
     return message_text(messages[-1]) if messages else ""
 
 
-__all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric"]
+__all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric", "judge_request_args"]

@@ -62,7 +62,9 @@ class Rubric:
             the rubric's class objects (``parser``, ...) and call keyword arguments.
         weights: one weight per function (default 1.0 each).
         parser: offered to reward functions as ``parser`` (default :class:`Parser`).
-        parallelize_scoring: run the functions of one rollout concurrently.
+        parallelize_scoring: run the functions of one rollout concurrently in the tuple era's
+            ``score_rollout(prompt, completion, ...)``, as 0.1.x did; the State era's
+            ``score_rollout(state)``/``score_group`` always run them in order (as 0.3.0 does).
         **kwargs: kept as attributes, as classic verifiers did.
     """
 
@@ -184,7 +186,8 @@ class Rubric:
         info = {} if info is None else info
         fields = dict(prompt=prompt, completion=completion, answer=answer, state=state, task=task, info=info)
         start = time.perf_counter()
-        [score] = self._combine(await self._score_columns([RolloutArguments(fields, kwargs, state)]), 1)
+        # 0.1.x ran one rollout's functions at once (asyncio.gather) unless parallelize_scoring=False.
+        [score] = await self._scores([RolloutArguments(fields, kwargs, state)], concurrent=self.parallelize_scoring)
         _add_scoring_time([state], start)
         return score
 
@@ -244,36 +247,28 @@ class Rubric:
     ) -> None:
         start = time.perf_counter()
         rollouts = [RolloutArguments.from_state(state, overrides) for state in states]
-        scores = self._combine(await self._score_columns(rollouts), len(states))
-        mean = sum(s.reward for s in scores) / len(scores)
-        for state, score in zip(states, scores):
-            state["reward"] = score.reward
-            state["metrics"] = dict(score.metrics)
-            if group:
-                state["advantage"] = score.reward - mean
-            for step in state.get("trajectory") or []:
-                if step.get("reward") is None:
-                    step["reward"] = score.reward
-                if group and step.get("advantage") is None:
-                    step["advantage"] = score.reward - mean
+        # The State era runs the functions one after another (each over all rollouts at once), so a
+        # function may read what an earlier one wrote to the state, e.g. test results from a sandbox.
+        write_scores(states, await self._scores(rollouts, concurrent=False), group)
         _add_scoring_time(states, start)
 
     # ------------------------------------------------------------------ scoring
 
-    async def _score_columns(self, rollouts: list[RolloutArguments]) -> list[list[float]]:
-        """One column of raw scores per function, one entry per rollout."""
-        if self.parallelize_scoring:
-            return list(await asyncio.gather(*(self._score_func(func, rollouts) for func in self.funcs)))
-        return [await self._score_func(func, rollouts) for func in self.funcs]
+    async def _scores(self, rollouts: list[RolloutArguments], concurrent: bool) -> list[RolloutScore]:
+        """One score per rollout; ``concurrent`` runs the functions at once instead of in order."""
+        if concurrent:
+            columns = list(await asyncio.gather(*(self._score_func(func, rollouts) for func in self.funcs)))
+        else:
+            columns = [await self._score_func(func, rollouts) for func in self.funcs]
+        return self._combine(columns, len(rollouts))
 
     def _combine(self, columns: list[list[float]], n: int) -> list[RolloutScore]:
         names, weights = self.get_reward_func_names(), self.get_reward_weights()
         scores = []
         for i in range(n):
-            metrics: dict[str, float] = {}
-            for name, column in zip(names, columns):
-                # Two functions with one name (two lambdas, or one name in two rubrics of a group) add up.
-                metrics[name] = metrics.get(name, 0.0) + column[i]
+            # Two functions with one name (two lambdas) both count towards the reward, but the metric is
+            # the later one's, as in both classic eras (a RubricGroup adds up its rubrics' metrics).
+            metrics = {name: column[i] for name, column in zip(names, columns)}
             reward = sum(weight * column[i] for weight, column in zip(weights, columns))
             scores.append(RolloutScore(reward=reward, metrics=metrics))
         return scores
@@ -354,6 +349,22 @@ def _as_score(name: str, value: Any) -> float:
         raise RewardFunctionError(f"reward function {name!r} returned {value!r}, which is not a number") from None
 
 
+def write_scores(states: Sequence[MutableMapping[str, Any]], scores: Sequence[RolloutScore], group: bool) -> None:
+    """Write each score into its state (State era): ``reward``, ``metrics``, and with ``group`` the
+    ``advantage`` (reward minus the group's mean); trajectory steps without a reward get the rollout's."""
+    mean = sum(s.reward for s in scores) / len(scores) if scores else 0.0
+    for state, score in zip(states, scores):
+        state["reward"] = score.reward
+        state["metrics"] = dict(score.metrics)
+        if group:
+            state["advantage"] = score.reward - mean
+        for step in state.get("trajectory") or []:
+            if step.get("reward") is None:
+                step["reward"] = score.reward
+            if group and step.get("advantage") is None:
+                step["advantage"] = score.reward - mean
+
+
 def _add_scoring_time(states: Iterable[MutableMapping[str, Any] | None], start: float) -> None:
     elapsed_ms = (time.perf_counter() - start) * 1000.0
     for state in states:
@@ -366,4 +377,4 @@ def _add_scoring_time(states: Iterable[MutableMapping[str, Any] | None], start: 
         timing["total_ms"] = timing.get("total_ms", 0.0) + elapsed_ms
 
 
-__all__ = ["Rubric"]
+__all__ = ["Rubric", "write_scores"]

@@ -7,8 +7,9 @@ group of a task rubric and a judge rubric reports one reward per rollout::
 
 The group's names, functions and weights are the concatenation of its
 rubrics'. Each rubric injects its own class objects (its own ``parser``,
-``judge``, ...). A group scores through its rubrics' functions, so a rubric
-subclass that overrides ``score_rollout`` itself is not consulted inside a group.
+``judge``, ...). A member whose class overrides ``score_group`` or
+``score_rollout`` is scored through that override, as the classic groups did
+(:mod:`verifiers.rubrics.overrides`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any, Callable
 
 from verifiers.parsers.parser import Parser
 from verifiers.rubrics.injection import RolloutArguments
+from verifiers.rubrics.overrides import score_with_override, scoring_override
 from verifiers.rubrics.rubric import Rubric
+from verifiers.types import RolloutScore
 
 
 class RubricGroup(Rubric):
@@ -84,13 +87,21 @@ class RubricGroup(Rubric):
             total.update(rubric.failure_counts)
         return total
 
-    async def _score_columns(self, rollouts: list[RolloutArguments]) -> list[list[float]]:
-        # Rubrics run one after another so each keeps its own concurrency policy
-        # (a JudgeRubric is sequential by default to spare the judge's rate limit).
-        columns: list[list[float]] = []
+    async def _scores(self, rollouts: list[RolloutArguments], concurrent: bool) -> list[RolloutScore]:
+        # Rubrics run one after another, as in both classic eras; within one, the caller's era decides
+        # (a JudgeRubric is sequential by default either way, to spare the judge's rate limit).
+        totals = [RolloutScore(reward=0.0, metrics={}) for _ in rollouts]
         for rubric in self.rubrics:
-            columns.extend(await rubric._score_columns(rollouts))
-        return columns
+            override = scoring_override(rubric)
+            if override is not None:
+                scores = await score_with_override(rubric, override, rollouts)
+            else:
+                scores = await rubric._scores(rollouts, concurrent and rubric.parallelize_scoring)
+            for total, score in zip(totals, scores):
+                total.reward += score.reward
+                for name, value in score.metrics.items():
+                    total.metrics[name] = total.metrics.get(name, 0.0) + value  # one name in two rubrics adds up
+        return totals
 
     async def cleanup(self, state: MutableMapping[str, Any]) -> None:
         await super().cleanup(state)

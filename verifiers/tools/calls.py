@@ -10,38 +10,57 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from verifiers.errors import ToolParseError
+from verifiers.messages import to_tool_call
 
 
-def parse_tool_call(tool_call: Any, tool_map: dict[str, Callable[..., Any]]) -> tuple[str, dict[str, Any], str]:
-    """``(name, arguments, id)`` of a tool call, validated against the known tools.
+def read_tool_call(tool_call: Any) -> tuple[str, dict[str, Any], str]:
+    """``(name, arguments, id)`` of a tool call in any shape: a :class:`~verifiers.messages.ToolCall`,
+    an OpenAI object or dict, or 0.3.0's flat ``{"id", "name", "arguments"}``.
+
+    Raises:
+        ToolParseError: the arguments are not a JSON object.
+    """
+    call = to_tool_call(tool_call)
+    name, raw = call.name, call.arguments
+    if raw == "":
+        return name, {}, call.id
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ToolParseError(
+            f"Error: the arguments of tool {name!r} are not valid JSON ({error.msg} at position {error.pos})."
+        ) from error
+    if not isinstance(args, dict):
+        raise ToolParseError(f"Error: the arguments of tool {name!r} must be a JSON object, got {type(args).__name__}.")
+    return name, args, call.id
+
+
+def parse_tool_call(tool_call: Any, tool_map: Mapping[str, Callable[..., Any]]) -> tuple[str, dict[str, Any], str]:
+    """:func:`read_tool_call`, and the tool must be one of ``tool_map``'s.
 
     Raises:
         ToolParseError: unknown tool, arguments not a JSON object.
     """
-    function = tool_call.get("function") or {}
-    name = function.get("name") or ""
-    call_id = tool_call.get("id") or ""
+    name, args, call_id = read_tool_call(tool_call)
     if name not in tool_map:
-        available = ", ".join(sorted(tool_map)) or "none"
-        raise ToolParseError(f"Error: unknown tool {name!r}. Available tools: {available}.")
-    raw = function.get("arguments")
-    if raw is None or raw == "":
-        args: Any = {}
-    elif isinstance(raw, dict):
-        args = raw
-    else:
-        try:
-            args = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ToolParseError(
-                f"Error: the arguments of tool {name!r} are not valid JSON ({error.msg} at position {error.pos})."
-            ) from error
-    if not isinstance(args, dict):
-        raise ToolParseError(f"Error: the arguments of tool {name!r} must be a JSON object, got {type(args).__name__}.")
+        raise unknown_tool(name, tool_map)
     return name, args, call_id
+
+
+def unknown_tool(name: str, tool_map: Mapping[str, Any]) -> ToolParseError:
+    available = ", ".join(sorted(tool_map)) or "none"
+    return ToolParseError(f"Error: unknown tool {name!r}. Available tools: {available}.")
+
+
+def check_hidden_arguments(name: str, args: dict[str, Any], hidden: set[str]) -> None:
+    """Refuse arguments the environment fills in itself: the model must not choose them."""
+    passed = sorted(set(args) & hidden)
+    if passed:
+        raise ToolParseError(f"Error: tool {name!r} got unexpected arguments: {', '.join(passed)}.")
 
 
 def check_arguments(name: str, func: Callable[..., Any], args: dict[str, Any], hidden: set[str] = frozenset()) -> None:
@@ -64,4 +83,4 @@ def check_arguments(name: str, func: Callable[..., Any], args: dict[str, Any], h
         raise ToolParseError(f"Error: tool {name!r} is missing required arguments: {', '.join(missing)}.")
 
 
-__all__ = ["parse_tool_call", "check_arguments"]
+__all__ = ["read_tool_call", "parse_tool_call", "unknown_tool", "check_arguments", "check_hidden_arguments"]

@@ -17,9 +17,11 @@ reST-style docstring) the JSON schema of its parameters::
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
-from typing import Any, Callable, get_type_hints
+from collections.abc import MutableSequence
+from typing import Any, Callable, get_type_hints, overload
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
@@ -72,18 +74,93 @@ class Tool(dict):
         try:
             return self[name]
         except KeyError:
+            if name == "strict":  # optional in 0.3.0's model, where it defaults to None
+                return None
             raise AttributeError(name) from None
 
 
-def to_tool_def(tool: dict[str, Any]) -> Tool:
+class ToolDefList(MutableSequence[Tool]):
+    """``env.tool_defs``: a live view of ``env.oai_tools`` as :class:`Tool` defs.
+
+    An environment keeps one list of tools, in the OpenAI form the tuple era reads and
+    the API takes. State-era code reads and edits the same list through this view, so
+    ``env.tool_defs.append(vf.Tool(...))`` and ``env.oai_tools.append({...})`` both offer a tool.
+    Items are converted on each read; a def's ``parameters`` dict is shared with the schema.
+    """
+
+    def __init__(self, owner: Any) -> None:
+        self._owner = owner
+
+    def _schemas(self) -> list[dict[str, Any]]:
+        schemas = getattr(self._owner, "oai_tools", None)
+        if schemas is None:  # tuple-era code may have set oai_tools = None
+            schemas = []
+            self._owner.oai_tools = schemas
+        return schemas
+
+    def __len__(self) -> int:
+        return len(self._schemas())
+
+    @overload
+    def __getitem__(self, index: int) -> Tool: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Tool]: ...
+    def __getitem__(self, index: int | slice) -> Tool | list[Tool]:
+        if isinstance(index, slice):
+            return [to_tool_def(t) for t in self._schemas()[index]]
+        return to_tool_def(self._schemas()[index])
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        schemas = self._schemas()
+        if isinstance(index, slice):
+            schemas[index] = [to_oai_tool(t) for t in value]
+        else:
+            schemas[index] = to_oai_tool(value)
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self._schemas()[index]
+
+    def insert(self, index: int, value: Any) -> None:
+        self._schemas().insert(index, to_oai_tool(value))
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        # Compared in the stored form, so a def equals the schema it came from whatever its optional fields.
+        schemas = self._schemas()
+        return schemas.index(to_oai_tool(value), start, len(schemas) if stop is None else stop)
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, dict) and to_oai_tool(value) in self._schemas()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (list, ToolDefList)) and list(self) == list(other)
+
+    def __add__(self, other: Any) -> list[Tool]:
+        return [*self, *other]
+
+    def __radd__(self, other: Any) -> list[Tool]:
+        return [*other, *self]
+
+    def __copy__(self) -> list[Tool]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Tool]:
+        return copy.deepcopy(list(self), memo)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def to_tool_def(tool: Any) -> Tool:
     """A :class:`Tool` from an OpenAI ``{"type": "function", "function": {...}}`` schema or a tool def."""
+    tool = _mapping(tool)
     function = tool.get("function", tool)
     return Tool(name=function.get("name", ""), description=function.get("description", ""),
                 parameters=function.get("parameters", {}), strict=function.get("strict"))
 
 
-def to_oai_tool(tool: dict[str, Any]) -> dict[str, Any]:
+def to_oai_tool(tool: Any) -> dict[str, Any]:
     """The OpenAI schema of a tool def (OpenAI schemas pass through unchanged)."""
+    tool = _mapping(tool)
     if tool.get("type") == "function" and "function" in tool:
         return tool
     function = {"name": tool["name"], "description": tool.get("description", ""),
@@ -91,6 +168,16 @@ def to_oai_tool(tool: dict[str, Any]) -> dict[str, Any]:
     if tool.get("strict") is not None:
         function["strict"] = tool["strict"]
     return {"type": "function", "function": function}
+
+
+def _mapping(tool: Any) -> dict[str, Any]:
+    """A tool given as a model object (e.g. pydantic) read as its fields."""
+    if isinstance(tool, dict):
+        return tool
+    dump = getattr(tool, "model_dump", None)
+    if not callable(dump):
+        raise TypeError(f"a tool definition must be a mapping, got {type(tool).__name__}")
+    return dump(exclude_none=True)
 
 
 def convert_func_to_oai_tool(func: Callable[..., Any]) -> dict[str, Any]:
@@ -126,4 +213,4 @@ def convert_func_to_oai_tool(func: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["Tool", "convert_func_to_oai_tool", "to_oai_tool", "to_tool_def"]
+__all__ = ["Tool", "ToolDefList", "convert_func_to_oai_tool", "to_oai_tool", "to_tool_def"]

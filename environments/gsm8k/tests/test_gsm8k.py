@@ -73,7 +73,10 @@ def test_final_answer_drops_thousands_separators() -> None:
 async def _score(env, reply: str, answer: str):
     prompt = [{"role": "user", "content": "question"}]
     completion = [{"role": "assistant", "content": reply}]
-    return await env.rubric.score_rollout(prompt, completion, answer, State.new(prompt=prompt, answer=answer))
+    state = State.new(prompt=prompt, answer=answer)
+    state["completion"] = completion
+    await env.rubric.score_rollout(state)  # the State era's scoring, as this SingleTurnEnv is scored
+    return state
 
 
 @pytest.mark.parametrize(
@@ -89,8 +92,8 @@ async def _score(env, reply: str, answer: str):
 )
 async def test_reward_on_hand_made_replies(env, reply: str, reward: float) -> None:
     score = await _score(env, reply, "18")
-    assert score.reward == pytest.approx(reward)
-    assert list(score.metrics) == ["correct_answer_reward_func"]
+    assert score["reward"] == pytest.approx(reward)
+    assert list(score["metrics"]) == ["correct_answer"]
 
 
 # -- arguments -------------------------------------------------------------------------

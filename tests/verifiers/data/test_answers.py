@@ -35,12 +35,38 @@ def test_extract_boxed_answer(text, expected):
         ("####   1,000  \n", "1,000"),
         ("a #### 1 #### 2", "1"),
         ("####", ""),
-        ("no marker", None),
-        ("### 3", None),
+        # Without the marker the text comes back unchanged, unstripped (both classic releases).
+        ("no marker", "no marker"),
+        ("### 3", "### 3"),
+        (" 42 \n", " 42 \n"),
+        ("", ""),
     ],
 )
 def test_extract_hash_answer(text, expected):
     assert extract_hash_answer(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("so the answer is \\boxed{42}.", "42"),
+        ("\\boxed{\\frac{1}{2}}", "\\frac{1}{2}"),
+        ("\\boxed{}", ""),
+        ("no box here", ""),
+        ("42", ""),
+        ("\\boxed{unclosed {brace}", ""),
+        ("\\boxed {spaced}", ""),
+        ("", ""),
+    ],
+)
+def test_extract_boxed_answer_strict_gives_empty_without_a_complete_box(text, expected):
+    assert extract_boxed_answer(text, strict=True) == expected
+    assert extract_boxed_answer(text, True) == expected  # positional, as functools.partial users pass it
+
+
+def test_extract_boxed_answer_strict_must_be_a_bool():
+    with pytest.raises(TypeError, match="strict must be a bool"):
+        extract_boxed_answer("\\boxed{1}", strict="yes")
 
 
 @pytest.mark.parametrize("func", [extract_boxed_answer, extract_hash_answer])

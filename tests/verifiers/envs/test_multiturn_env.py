@@ -66,6 +66,20 @@ async def test_tuple_era_stops_right_after_env_response(serve, client_for) -> No
     assert state["turn"] == 2 and completion[-1]["content"] == "turn 2"
 
 
+def test_a_tuple_era_env_parses_the_last_message_as_0_1_did() -> None:
+    # 0.1.x's Parser.parse_answer read the last message whatever its role; a tuple-era completion may end
+    # with the environment's own message, and rewards were written against that.
+    shared = vf.Parser()
+    group = vf.RubricGroup([vf.Rubric(parser=vf.Parser()), vf.Rubric(parser=shared)])
+    TupleEraGame(dataset=_ds(), parser=shared, rubric=group)
+    completion = [{"role": "assistant", "content": "4"}, {"role": "user", "content": "FEEDBACK"}]
+    assert shared.parse_answer(completion) == "FEEDBACK"
+    assert all(r.parser.parse_answer(completion) == "FEEDBACK" for r in group.rubrics)
+    state_era_parser = vf.Parser()
+    StateEraGame(dataset=_ds(), parser=state_era_parser)
+    assert state_era_parser.parse_answer(completion) == "4"
+
+
 async def test_max_turns_and_final_env_response(serve, client_for) -> None:
     class Final(vf.MultiTurnEnv):
         async def env_response(self, messages, state):

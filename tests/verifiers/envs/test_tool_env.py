@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from datasets import Dataset
 
 import verifiers as vf
@@ -116,3 +117,111 @@ async def test_stateful_tool_env_hides_and_injects_arguments(serve, client_for) 
     contents = [m["content"] for m in state["completion"] if m["role"] == "tool"]
     assert contents[0] == "B7:red"
     assert "unexpected arguments: box_id" in contents[1]  # the model cannot point the tool elsewhere
+
+
+# -- call_tool overrides and tool-call shapes (both eras) -------------------------------------------
+
+
+class Audited(vf.ToolEnv):
+    """A 0.3.0-style override: the originals' signature, no **kwargs; fails for one argument."""
+
+    async def call_tool(self, tool_name, tool_args, tool_call_id):
+        if tool_args.get("a") == 13:
+            raise PermissionError("13 is not allowed")
+        message = await super().call_tool(tool_name, tool_args, tool_call_id)
+        return vf.ToolMessage(content=f"audited {message['content']}", tool_call_id=tool_call_id)
+
+
+class Remote(vf.ToolEnv):
+    """An override serving a tool that tool_map does not hold (as MCP-backed envs do)."""
+
+    async def call_tool(self, tool_name, tool_args, tool_call_id, **kwargs):
+        if tool_name == "remote":
+            return {"role": "tool", "content": f"remote {tool_args['q']}", "tool_call_id": tool_call_id}
+        return await super().call_tool(tool_name, tool_args, tool_call_id, **kwargs)
+
+
+async def test_call_tool_overrides_are_called_as_the_originals_call_them(serve, client_for) -> None:
+    client = client_for(serve(_calls(("add", '{"a": 1, "b": 2}'), ("add", '{"a": 13, "b": 0}'),
+                                     ("boom", '{"x": 1}'), ("add", "{oops"))))
+    env = Audited(tools=[add, boom], dataset=_ds(), error_formatter=lambda e: f"ERR {type(e).__name__}: {e}")
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    contents = [m["content"] for m in state["completion"] if m["role"] == "tool"]
+    assert contents[0] == "audited 3"
+    assert contents[1] == "ERR PermissionError: 13 is not allowed"  # the override's exception, formatted (0.3.0)
+    assert contents[2] == "ERR RuntimeError: tool exploded"  # super().call_tool raised through the override
+    assert "not valid JSON" in contents[3]  # malformed arguments never reach call_tool
+    assert state["error"] is None and len(state["tool_errors"]) == 3
+
+
+async def test_an_override_may_serve_tools_outside_tool_map(serve, client_for) -> None:
+    client = client_for(serve(_calls(("remote", '{"q": "x"}'), ("missing", "{}"))))
+    env = Remote(tools=[add], dataset=_ds())
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    contents = [m["content"] for m in state["completion"] if m["role"] == "tool"]
+    assert contents[0] == "remote x"
+    assert "unknown tool 'missing'" in contents[1]
+
+
+class Renamer(vf.ToolEnv):
+    """Reads the calls as 0.3.0's flat vf.ToolCall and answers rewritten ones it built itself."""
+
+    async def env_response(self, messages, state, **kwargs):
+        calls = messages[-1].tool_calls
+        state["seen"] = [(c.id, c.name, c.arguments, c.function.name) for c in calls]
+        renamed = [vf.ToolCall(id=c.id, name=c.name.removeprefix("old_"), arguments=c.arguments) for c in calls]
+        rewritten = vf.AssistantMessage(content="", tool_calls=renamed)
+        return await super().env_response([*messages[:-1], rewritten], state, **kwargs)
+
+
+async def test_env_built_flat_tool_calls_are_carried_out(serve, client_for) -> None:
+    client = client_for(serve(_calls(("old_add", '{"a": 2, "b": 2}'))))
+    env = Renamer(tools=[add], dataset=_ds())
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    assert state["seen"] == [("call_0", "old_add", '{"a": 2, "b": 2}', "old_add")]
+    assert [m["content"] for m in state["completion"] if m["role"] == "tool"] == ["4"]
+
+
+class TupleEraTools(vf.ToolEnv):
+    """0.1.x: reads tool_call.function.name, overrides call_tool without **kwargs, returns (msgs, state)."""
+
+    async def call_tool(self, tool_name, tool_args, tool_call_id):
+        return await super().call_tool(tool_name, tool_args, tool_call_id)
+
+    async def env_response(self, messages, state, **kwargs):
+        state["names"] = [c.function.name for c in messages[-1]["tool_calls"]]
+        tool_messages, state = await super().env_response(messages, state, **kwargs)
+        return tool_messages, state
+
+
+async def test_tuple_era_call_tool_answers_a_failing_tool_itself(serve, client_for) -> None:
+    client = client_for(serve(_calls(("boom", '{"x": 1}'), ("add", '{"a": 1, "b": 1}'))))
+    env = TupleEraTools(tools=[add, boom], dataset=_ds())
+    assert env.era == "tuple"
+    assert (await env.call_tool("boom", {"x": 1}, "c"))["content"] == "tool exploded"  # 0.1.x: no exception
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    assert state["names"] == ["boom", "add"]
+    assert [m["content"] for m in state["completion"] if m["role"] == "tool"] == ["tool exploded", "2"]
+
+
+async def test_state_era_call_tool_lets_the_tool_error_propagate() -> None:
+    env = vf.ToolEnv(tools=[boom], dataset=_ds())
+    with pytest.raises(RuntimeError, match="tool exploded"):
+        await env.call_tool("boom", {"x": 1}, "c")
+
+
+class Fatal(Exception):
+    pass
+
+
+def fatal() -> str:
+    """Fails for good."""
+    raise Fatal("disk gone")
+
+
+async def test_a_stop_error_ends_the_rollout_as_a_recorded_tool_call_error(serve, client_for) -> None:
+    client = client_for(serve(_calls(("fatal", "{}"))))
+    env = vf.ToolEnv(tools=[fatal], dataset=_ds(), stop_errors=[Fatal])
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    assert isinstance(state["error"], vf.ToolCallError) and isinstance(state["error"].__cause__, Fatal)
+    assert state["stop_condition"] == "has_error"

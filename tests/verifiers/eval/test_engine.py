@@ -74,6 +74,13 @@ async def test_independent_scoring_makes_singleton_groups(serve, client_for) -> 
     assert sizes == [1, 1, 1, 1]
 
 
+async def test_an_env_built_with_score_rollouts_false_is_not_scored(serve, client_for) -> None:
+    ds = Dataset.from_list([{"question": "q", "answer": "q"}])
+    env = vf.SingleTurnEnv(dataset=ds, rubric=vf.Rubric(funcs=[lambda: 1.0]), score_rollouts=False)
+    result = await env.evaluate(client_for(serve("echo")), "m", num_examples=1)
+    assert [(o["reward"], o["metrics"]) for o in result["outputs"]] == [(0.0, {})]
+
+
 def test_expand_rollouts_rejects_bad_counts() -> None:
     import pytest
 

@@ -10,7 +10,8 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 from verifiers.errors import ModelError
-from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
+from verifiers.parsers.xml_parser import XMLParser
+from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric, judge_request_args
 
 PROMPT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2+2?"}]
 COMPLETION = [{"role": "assistant", "content": "It is 4."}]
@@ -157,3 +158,38 @@ def test_default_client_comes_from_the_environment(monkeypatch):
 def test_default_prompt_has_the_three_placeholders():
     filled = DEFAULT_JUDGE_PROMPT.format(question="Q?", answer="A!", response="R.")
     assert "Q?" in filled and "A!" in filled and "R." in filled and "yes" in filled
+
+
+async def test_no_parsed_answer_is_filled_in_as_none(server):
+    # Both classic releases format a missing answer as the text "None"; judge prompts depend on it.
+    rubric = JudgeRubric(judge_client=async_client(server), parser=XMLParser(["answer"]), judge_prompt="R={response}")
+    await rubric.judge(PROMPT, COMPLETION, "4", {})
+    assert server.requests[0]["messages"][0]["content"] == "R=None"
+
+
+async def test_a_reply_without_text_reads_none(server):
+    server.reply = None
+    assert await JudgeRubric(judge_client=async_client(server)).judge(PROMPT, COMPLETION, "4", {}) == "None"
+
+
+async def test_max_tokens_is_sent_as_max_completion_tokens(server):
+    args = {"max_tokens": 32, "max_completion_tokens": 99, "temperature": 0.5, "top_p": None}
+    rubric = JudgeRubric(judge_client=async_client(server), judge_sampling_args=args)
+    await rubric.judge(PROMPT, COMPLETION, "4", {})
+    request = server.requests[0]
+    assert request["max_completion_tokens"] == 32 and request["temperature"] == 0.5
+    assert "max_tokens" not in request and "top_p" not in request
+    assert rubric.judge_sampling_args == args  # the rubric's own settings are left as given
+
+
+@pytest.mark.parametrize("given, sent", [
+    ({}, {}),
+    ({"max_tokens": 8}, {"max_completion_tokens": 8}),
+    ({"max_tokens": None}, {}),
+    ({"max_tokens": None, "max_completion_tokens": 5}, {"max_completion_tokens": 5}),
+    ({"max_tokens": 8, "max_completion_tokens": None}, {"max_completion_tokens": 8}),
+    ({"max_tokens": 8, "max_completion_tokens": 5}, {"max_completion_tokens": 8}),  # max_tokens wins, as in 0.3.0
+    ({"max_completion_tokens": None, "seed": 1}, {"seed": 1}),
+])
+def test_judge_request_args(given, sent):
+    assert judge_request_args(given) == sent

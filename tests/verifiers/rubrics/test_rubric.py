@@ -156,6 +156,31 @@ async def test_parallelize_scoring_runs_functions_concurrently_or_in_order(paral
     assert events == expected
 
 
+async def test_state_era_runs_functions_in_order_whatever_parallelize_scoring_says():
+    # 0.3.0: a later function sees what an earlier (awaiting) one wrote to the state.
+    async def first(state) -> float:
+        await asyncio.sleep(0.01)
+        state["tests_passed"] = 1.0
+        return 1.0
+
+    async def second(state) -> float:
+        return state.get("tests_passed", 0.0)
+
+    rubric = Rubric(funcs=[first, second], parallelize_scoring=True)
+    states = [make_state(), make_state()]
+    await rubric.score_group(states)
+    assert [s["reward"] for s in states] == [2.0, 2.0]
+    single = make_state()
+    await rubric.score_rollout(single)
+    assert single["metrics"] == {"first": 1.0, "second": 1.0}
+
+
+async def test_two_functions_with_one_name_both_count_but_the_later_is_the_metric():
+    rubric = Rubric(funcs=[lambda: 1.0, lambda: 0.25])
+    score = await rubric.score_rollout(PROMPT, COMPLETION, "4", {})
+    assert (score.reward, score.metrics) == (1.25, {"<lambda>": 0.25})
+
+
 async def test_score_rollouts_lists_limits_and_unweighted_mode():
     running = {"now": 0, "max": 0}
 
