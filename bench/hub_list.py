@@ -6,7 +6,8 @@ of every matching project and sort in Python (``catalog.views_of`` on all matche
 the old page, so a lower bound of its cost),
 timed in the same run on the same database. Each catalogue size gets its own SQLite database of
 synthetic projects (three owners, three versions each with a wheel and an sdist, download counts,
-keywords drawn from a few topics); figures are medians of ``--repeats`` calls, in milliseconds::
+keywords drawn from a few topics); figures are medians of ``--repeats`` rounds, each timing every
+figure in turn, in milliseconds::
 
     .venv/bin/python bench/hub_list.py                 # 300 and 3,000 projects, 7 repeats
     .venv/bin/python bench/hub_list.py --quick         # 100 projects, 3 repeats (smoke run)
@@ -93,14 +94,18 @@ def _load_all(db: Database) -> None:
         views.sort(key=lambda v: (v.latest or "", v.name))
 
 
-def _median_ms(call: Callable[[], object], repeats: int) -> float:
-    call()  # warm the engine and SQLite's page cache
-    times = []
+def _medians_ms(calls: list[Callable[[], object]], repeats: int) -> list[float]:
+    """Median milliseconds of each call; every round times all of them in turn, so a slow moment on a
+    shared machine hits the SQL pages and the load-everything peer alike."""
+    for call in calls:
+        call()  # warm the engine and SQLite's page cache
+    times: list[list[float]] = [[] for _ in calls]
     for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for call, timing in zip(calls, times):
+            start = time.perf_counter()
+            call()
+            timing.append((time.perf_counter() - start) * 1000)
+    return [statistics.median(t) for t in times]
 
 
 def measure(projects: int, repeats: int, work: Path) -> Row:
@@ -115,9 +120,8 @@ def measure(projects: int, repeats: int, work: Path) -> Row:
         return call
 
     try:
-        return Row(projects, _median_ms(page(), repeats), _median_ms(page(offset=projects // 2), repeats),
-                   _median_ms(page(sort="updated"), repeats), _median_ms(page(tag="wordle"), repeats),
-                   _median_ms(lambda: _load_all(db), repeats))
+        calls = [page(), page(offset=projects // 2), page(sort="updated"), page(tag="wordle"), lambda: _load_all(db)]
+        return Row(projects, *_medians_ms(calls, repeats))
     finally:
         db.dispose()
 

@@ -73,39 +73,43 @@ def _staged_marks(kind: str, priority: Any, stage: Any) -> dict[str, Any]:
 
 
 def stop(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
-    """Mark a method ``(state) -> bool`` as a stop condition (bare or with ``priority=``; higher runs first)."""
+    """Have a method ``(state) -> bool`` end the rollout once it returns true (bare, or ``priority=``:
+    higher is checked earlier)."""
     return _marking("stop", func, _priority_marks("stop", priority))
 
 
 def cleanup(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
-    """Mark a method ``(state)`` to run when each rollout ends (``priority=``: higher first; ``stage=``: see module)."""
+    """Have a method ``(state)`` run after every rollout finishes (``priority=``: higher earlier;
+    ``stage=``: see the module docstring)."""
     return _marking("cleanup", func, _staged_marks("cleanup", priority, stage))
 
 
 def teardown(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
-    """Mark a method ``()`` to run once when the environment is done (``priority=``: higher first)."""
+    """Have a method ``()`` run a single time as the environment shuts down (``priority=``: higher earlier)."""
     return _marking("teardown", func, _priority_marks("teardown", priority))
 
 
 def setup(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
-    """Mark a rollout setup handler (a marker only, as in 0.3.0's classic environments)."""
+    """Tag a method that would prepare each rollout's state. Tagged only: nothing here calls it."""
     return _marking("setup", func, _priority_marks("setup", priority))
 
 
 def update(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
-    """Mark a rollout or group state update handler (a marker only, as in 0.3.0's classic environments)."""
+    """Tag a method that would change the state after a rollout (or a group). Tagged only: never called."""
     return _marking("update", func, _staged_marks("update", priority, stage))
 
 
 def metric(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
-    """Mark a rollout or group metric (a marker only; use ``rubric.add_metric`` to report one)."""
+    """Tag a method that would measure a rollout (or a group) without scoring it. Tagged only: to
+    have a number reported, register the function with ``rubric.add_metric``."""
     return _marking("metric", func, _staged_marks("metric", priority, stage))
 
 
 def reward(
     func: F | None = None, weight: float = 1.0, priority: int = 0, stage: Stage = "rollout"
 ) -> F | Callable[[F], F]:
-    """Mark a rollout or group reward with its ``weight`` (a marker only; use ``rubric.add_reward_func`` to score)."""
+    """Tag a method that would score a rollout (or a group), counting ``weight`` times. Tagged only:
+    to have it scored, register the function with ``rubric.add_reward_func``."""
     if isinstance(weight, bool) or not isinstance(weight, (int, float)):
         raise TypeError(f"@vf.reward: weight must be a number, got {weight!r}")
     marks = {**_staged_marks("reward", priority, stage), "_vf_reward_weight": float(weight)}
@@ -113,7 +117,7 @@ def reward(
 
 
 def advantage(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
-    """Mark a group advantage handler (a marker only, as in 0.3.0's classic environments)."""
+    """Tag a method that would turn one group's rewards into advantages. Tagged only: never called."""
     return _marking("advantage", func, {**_priority_marks("advantage", priority), "_vf_advantage_stage": "group"})
 
 

@@ -56,7 +56,7 @@ def quiet_verifiers() -> Any:
 def print_prompt_completions_sample(
     prompts: Sequence[Any], completions: Sequence[Any], *args: Any, num_samples: int = 1, **kwargs: Any
 ) -> None:
-    """Print the first ``num_samples`` rollouts as a table of prompt, completion and reward.
+    """Print the first ``num_samples`` rollouts to the console: each one's reward, prompt and completion.
 
     Takes either era's arguments: ``(prompts, completions, rewards, step, num_samples=1)``
     (0.1.x) or ``(prompts, completions, errors, rewards, step, num_samples=1)`` (0.3.0),
@@ -64,24 +64,29 @@ def print_prompt_completions_sample(
     """
     errors, rewards, step, num_samples = _sample_arguments(args, kwargs, num_samples)
     from rich.console import Console
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text  # cells as Text: model output must never be read as rich markup
 
-    table = Table(show_header=True, header_style="bold white", expand=True)
-    table.add_column("Prompt", style="bright_yellow")
-    table.add_column("Completion", style="bright_green")
-    table.add_column("Reward", style="bold cyan", justify="right")
-    shown = min(num_samples, len(prompts))
-    for i in range(shown):
-        completion = _render(completions[i])
-        if errors is not None and errors[i] is not None:
-            completion += f"\n\nerror: {errors[i]}"
+    count = min(num_samples, len(prompts))
+    console = Console()
+    console.rule(f"Step {step}: {count} of {len(prompts)} rollouts", characters="=", align="left")
+    for i in range(count):
         reward = rewards[i] if i < len(rewards) else 0.0  # rewards may lag behind the rollouts
-        table.add_row(Text(_render(prompts[i])), Text(completion), Text(f"{reward:.2f}"))
-        if i < shown - 1:
-            table.add_section()
-    Console().print(Panel(table, expand=False, title=f"Step {step}", border_style="bold white"))
+        error = errors[i] if errors is not None and i < len(errors) else None
+        console.print(_sample_view(i + 1, reward, _render(prompts[i]), _render(completions[i]), error))
+
+
+def _sample_view(number: int, reward: float, prompt: str, completion: str, error: Any) -> Any:
+    """One rollout: a heading with its number and reward, then its prompt, completion and error, indented."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text  # model output goes in as Text: never read as rich markup
+
+    parts: list[Any] = [Text.assemble((f"#{number}", "bold"), "  reward ", (f"{reward:.2f}", "bold magenta"))]
+    for label, body, style in (("prompt", prompt, "dim"), ("completion", completion, "")):
+        parts.append(Text(f"  {label}", style="underline"))
+        parts.append(Padding(Text(body, style=style), (0, 0, 0, 4)))
+    if error is not None:  # under the completion it cut short
+        parts.append(Padding(Text(f"error: {error}", style="red"), (1, 0, 0, 4)))
+    return Group(*parts, Text(""))
 
 
 def _sample_arguments(

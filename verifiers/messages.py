@@ -77,8 +77,65 @@ class TextMessage(Message):
     _role = "text"
 
 
-class FunctionCall(Message):
-    """The ``function`` of a tool call: ``name`` and ``arguments`` (a JSON string)."""
+class WriteThroughDict(dict):
+    """A dict whose every write goes through ``__setitem__``.
+
+    ``dict.update``, ``setdefault``, ``pop`` and ``|=`` write the storage directly, so a
+    subclass that routes or converts values in ``__setitem__`` would be bypassed by them.
+    ``_is_unset`` says which present values ``setdefault`` may still fill in.
+    """
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self or self._is_unset(key):
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key not in self:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        value = self[key]
+        del self[key]
+        return value
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[override]
+        self.update(other)
+        return self
+
+    def _is_unset(self, key: Any) -> bool:
+        return False
+
+
+class FunctionCall(WriteThroughDict, Message):
+    """The ``function`` of a tool call: ``name`` and ``arguments`` (a JSON string), always both."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        data = dict(*args, **kwargs)
+        data["name"] = data.get("name") or ""
+        data["arguments"] = _arguments_text(data.get("arguments"))
+        super().__init__(data)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        # The API takes arguments as JSON text only; an object written here is encoded once, now.
+        super().__setitem__(key, _arguments_text(value) if key == "arguments" else value)
+
+    def _is_unset(self, key: Any) -> bool:
+        # "" is what a call built without a name or arguments holds: setdefault may fill it.
+        return key in _FLAT_FIELDS and self.get(key) == ""
+
+    def __copy__(self) -> "FunctionCall":
+        return FunctionCall(self)
+
+    copy = __copy__  # dict.copy would return a plain dict
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through __init__, so a copy or an unpickled call holds the same normalised shape.
+        return (type(self), (dict(self),))
 
 
 # The State era's flat fields; they live inside ``function``, where the API expects them.
@@ -86,25 +143,24 @@ _FLAT_FIELDS = ("name", "arguments")
 _TOOL_CALL_FIELDS = ("id", "type", "function", *_FLAT_FIELDS)
 
 
-class ToolCall(Message):
+class ToolCall(WriteThroughDict, Message):
     """An assistant's tool call, stored as the API sends it:
     ``{"id", "type": "function", "function": {"name", "arguments"}}``.
 
     It reads in both eras' shapes: ``call.function.name`` / ``call["function"]["arguments"]``
     (0.1.x, OpenAI objects) and ``call.name`` / ``call["arguments"]`` (0.3.0's flat ``vf.ToolCall``).
     It can be built from either too: ``ToolCall(id="c1", name="add", arguments='{"a": 1}')``.
+    Every write of a flat field (item, attribute, ``update``, ``setdefault``, ``pop``) lands in
+    ``function``, so the stored (and serialised) form never holds top-level ``name``/``arguments``.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         data = dict(*args, **kwargs)
-        function = dict(data.pop("function", None) or {})
-        for key in _FLAT_FIELDS:
-            if key in data:
-                function[key] = data.pop(key)
+        function = _function_fields(data.pop("function", None))
+        function.update({key: data.pop(key) for key in _FLAT_FIELDS if key in data})
         data["id"] = data.get("id") or ""
         data["type"] = data.get("type") or "function"
-        data["function"] = FunctionCall(name=function.get("name") or "",
-                                        arguments=_arguments_text(function.get("arguments")))
+        data["function"] = FunctionCall(function)
         super().__init__(data)
 
     @property
@@ -117,20 +173,56 @@ class ToolCall(Message):
 
     def __missing__(self, key: str) -> Any:
         if key in _FLAT_FIELDS:
-            return self["function"][key]
+            return self._function()[key]
         raise KeyError(key)
 
+    def __contains__(self, key: object) -> bool:
+        # The flat fields always read (from ``function``), so they are "in" the call too.
+        return key in _FLAT_FIELDS or super().__contains__(key)
+
     def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self or key in _FLAT_FIELDS else default
+        return self[key] if key in self else default
 
     def __setitem__(self, key: str, value: Any) -> None:
         # A flat field written by State-era code must land where the API reads it.
         if key in _FLAT_FIELDS:
-            self["function"][key] = _arguments_text(value) if key == "arguments" else value
-        elif key == "function" and not isinstance(value, FunctionCall):
-            super().__setitem__(key, FunctionCall(value or {}))
+            self._function()[key] = value
+        elif key == "function":
+            super().__setitem__(key, FunctionCall(_function_fields(value)))
         else:
             super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        # A flat field cannot leave ``function`` (the API requires both): deleting one empties it.
+        if key in _FLAT_FIELDS:
+            self._function()[key] = ""
+        else:
+            super().__delitem__(key)
+
+    def _is_unset(self, key: Any) -> bool:
+        return key in _FLAT_FIELDS and self._function()._is_unset(key)
+
+    def _function(self) -> FunctionCall:
+        # Unpickling an old or hand-made state may set a flat field before ``function``.
+        if not super().__contains__("function"):
+            super().__setitem__("function", FunctionCall())
+        return dict.__getitem__(self, "function")
+
+    def __copy__(self) -> "ToolCall":
+        return ToolCall(self)  # a new ``function`` too: a flat write on the copy must not reach the original
+
+    copy = __copy__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self),))
+
+
+def _function_fields(function: Any) -> dict[str, Any]:
+    """A tool call's ``function`` as a plain dict (an OpenAI object is read as its fields)."""
+    plain = to_plain(function) if function is not None else {}
+    if not isinstance(plain, dict):
+        raise TypeError(f"a tool call's function must be a mapping, got {type(function).__name__}")
+    return dict(plain)
 
 
 def _arguments_text(arguments: Any) -> str:

@@ -16,10 +16,10 @@ _HASH = "####"
 def extract_boxed_answer(text: str, strict: bool = False) -> str:
     """The content of the last ``\\boxed{...}`` in ``text``, braces matched.
 
-    Without a complete ``\\boxed{...}`` (none, or an unclosed one) the result is
-    ``text`` itself, so the function also works as a plain pass-through
-    extractor; with ``strict=True`` it is ``""`` instead, so that an answer
-    which ignored the boxed format scores nothing.
+    When ``text`` holds no complete box (none at all, or one never closed), what
+    comes back depends on ``strict``: by default ``text`` unchanged, which lets
+    unboxed answers through to be compared as they are; with ``strict=True`` the
+    empty string, leaving a reply that skipped the box nothing to be graded on.
 
     >>> extract_boxed_answer(r"so \\boxed{\\frac{1}{2}}.")
     '\\\\frac{1}{2}'
@@ -65,9 +65,11 @@ def extract_hash_answer(text: str) -> str:
     ('7', '7')
     """
     _require_str(text, "extract_hash_answer")
-    if _HASH not in text:
+    _, marker, after = text.partition(_HASH)
+    if not marker:
         return text
-    return text.split(_HASH)[1].strip()
+    answer, _, _ = after.partition(_HASH)
+    return answer.strip()
 
 
 def _require_str(text: object, func: str) -> None:

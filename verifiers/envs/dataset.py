@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, Iterable
 
@@ -32,6 +33,8 @@ class LazyDataset(Dataset):
     iteration, ``select``, ``column_names``, ...) runs the builder once, applies
     ``prepare`` (the environment's formatting) and from then on behaves as the
     built dataset. :attr:`is_built` tells whether that has happened yet.
+
+    Threads that read it for the first time together wait for a single build.
     """
 
     # Dataset.__init__ is skipped on purpose: there is no Arrow table until the builder runs.
@@ -42,11 +45,13 @@ class LazyDataset(Dataset):
         self._vf_builder: DatasetBuilder | None = builder
         self._vf_prepare: Callable[[Dataset], Dataset] | None = prepare
         self._vf_building = False
+        self._vf_built = False
+        self._vf_lock = threading.RLock()
 
     @property
     def is_built(self) -> bool:
-        """Whether the builder has run (successfully)."""
-        return "_data" in self.__dict__
+        """Whether the builder has run (successfully) and its dataset is in place."""
+        return bool(self.__dict__.get("_vf_built", False))
 
     def build(self) -> LazyDataset:
         """Run the builder now if it has not run yet; returns this dataset."""
@@ -62,18 +67,36 @@ class LazyDataset(Dataset):
         return getattr(self, name)
 
     def _build(self) -> None:
-        if self._vf_building:
-            raise RuntimeError(f"the dataset builder {_name(self._vf_builder)} read the dataset it is building")
-        self._vf_building = True
-        try:
-            built = _call_builder(self._vf_builder)
-            assert self._vf_prepare is not None
-            prepared = self._vf_prepare(built)
-        finally:
-            self._vf_building = False
-        self.__dict__.update(prepared.__dict__)
-        # The builder and formatter are done with; dropping them keeps the built dataset picklable.
-        self._vf_builder = self._vf_prepare = None
+        # Reentrant: a builder reading its own dataset (same thread) gets past the lock and is
+        # caught by the _vf_building flag; another thread waits here until the build is over.
+        with self._vf_lock:
+            if self.is_built:  # built by the thread this one waited for
+                return
+            if self._vf_building:
+                raise RuntimeError(f"the dataset builder {_name(self._vf_builder)} read the dataset it is building")
+            builder, prepare = self._vf_builder, self._vf_prepare
+            assert builder is not None and prepare is not None
+            self._vf_building = True
+            try:
+                built = _guarded(f"the dataset builder {_name(builder)}", builder)
+                _require_dataset(built, f"the dataset builder {_name(builder)}")
+                ready = _guarded(f"formatting the dataset from {_name(builder)}", prepare, built)
+            finally:
+                self._vf_building = False
+            self.__dict__.update(ready.__dict__)
+            # The builder and formatter are done with; dropping them keeps the built dataset picklable.
+            self._vf_builder = self._vf_prepare = None
+            self._vf_built = True  # last: other threads treat the dataset as built from here on
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "_vf_lock"}  # a lock does not copy
+
+    def __setstate__(self, state: dict[str, Any]) -> LazyDataset:
+        self.__dict__["_vf_lock"] = threading.RLock()
+        if state.get("_vf_built"):
+            return super().__setstate__(state)
+        self.__dict__.update(state)  # Dataset.__setstate__ reads the data, which would build a copy
+        return self
 
     def __del__(self) -> None:
         if self.is_built:  # Dataset.__del__ probes its table, which must not build one at collection
@@ -88,6 +111,18 @@ class LazyDataset(Dataset):
 def is_dataset_builder(value: Any) -> bool:
     """Whether ``value`` is a dataset builder (a callable) rather than a dataset."""
     return callable(value) and not isinstance(value, Dataset)
+
+
+def as_given(dataset: Dataset | DatasetBuilder | None) -> Dataset | None:
+    """``dataset`` unformatted (``message_type="completion"``): a builder becomes a
+    :class:`LazyDataset` that only builds, anything else is returned as it is."""
+    if is_dataset_builder(dataset):
+        return LazyDataset(dataset, _unchanged)
+    return dataset
+
+
+def _unchanged(dataset: Dataset) -> Dataset:
+    return dataset
 
 
 def _require_builder(builder: Any) -> None:
@@ -106,16 +141,21 @@ def _require_builder(builder: Any) -> None:
         ) from None
 
 
-def _call_builder(builder: DatasetBuilder | None) -> Dataset:
-    assert builder is not None
+def _guarded(what: str, step: Callable[..., Any], *args: Any) -> Any:
+    """``step(*args)``, with an ``AttributeError`` it raises re-raised as a ``RuntimeError`` naming ``what``.
+
+    The build runs inside ``__getattr__``, where an escaping ``AttributeError`` would read
+    as "the dataset has no such attribute" and hide the real failure.
+    """
     try:
-        built = builder()
+        return step(*args)
     except AttributeError as exc:
-        # Re-raised as another type: an AttributeError escaping __getattr__ would read as a missing attribute.
-        raise RuntimeError(f"the dataset builder {_name(builder)} failed: {exc!r}") from exc
-    if not isinstance(built, Dataset):
-        raise TypeError(f"the dataset builder {_name(builder)} returned {type(built).__name__}, not a datasets.Dataset")
-    return built
+        raise RuntimeError(f"{what} failed: {exc!r}") from exc
+
+
+def _require_dataset(value: Any, source: str) -> None:
+    if not isinstance(value, Dataset):
+        raise TypeError(f"{source} returned {type(value).__name__}, not a datasets.Dataset")
 
 
 def _name(builder: Any) -> str:
@@ -215,4 +255,4 @@ def rows_from_inputs(inputs: Any) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["DatasetBuilder", "LazyDataset", "format_prompt", "format_dataset", "is_dataset_builder", "rows_from_inputs"]
+__all__ = ["DatasetBuilder", "LazyDataset", "as_given", "format_prompt", "format_dataset", "is_dataset_builder", "rows_from_inputs"]

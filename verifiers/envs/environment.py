@@ -20,13 +20,14 @@ from datasets import Dataset
 from verifiers.decorators import teardown_handlers
 from verifiers.awaitables import maybe_await
 from verifiers.envs.dataset import format_dataset
+from verifiers.envs.tool_defs import ToolDefList, offered_tools
 from verifiers.errors import OverlongPromptError
 from verifiers.messages import to_plain
 from verifiers.parsers.parser import Parser
 from verifiers.rollout.model_call import RetryPolicy, request_model
 from verifiers.rubrics.overrides import score_states
 from verifiers.rubrics.rubric import Rubric
-from verifiers.tools.schema import ToolDefList, to_oai_tool
+from verifiers.tools.schema import to_oai_tool
 from verifiers.types import GenerateOutputs, ProcessedOutputs
 
 
@@ -100,7 +101,10 @@ class Environment(abc.ABC):
         if message_type == "completion":
             if system_prompt or few_shot:
                 raise ValueError("system_prompt and few_shot are not supported with message_type='completion'")
-            self.dataset, self.eval_dataset = dataset, eval_dataset
+            from verifiers.envs.dataset import as_given
+
+            # Completion datasets are used as given; a builder still runs on first use.
+            self.dataset, self.eval_dataset = as_given(dataset), as_given(eval_dataset)
         else:
             self.dataset = self._format(dataset)
             self.eval_dataset = self._format(eval_dataset)
@@ -140,11 +144,13 @@ class Environment(abc.ABC):
     @property
     def tool_defs(self) -> ToolDefList:
         """The offered tools as provider-neutral :class:`Tool` defs: a live view of ``oai_tools``,
-        so State-era code may assign it or ``append`` to it (0.3.0 kept a plain list here)."""
+        so State-era code may assign it, ``append`` to it or edit an item (0.3.0 kept a plain list here)."""
         return ToolDefList(self)
 
     @tool_defs.setter
     def tool_defs(self, tools: Iterable[Any] | None) -> None:
+        if isinstance(tools, ToolDefList) and tools._owner is self:
+            return  # ``env.tool_defs += [...]`` assigns the view back after editing it in place
         self.oai_tools = [to_oai_tool(t) for t in tools or []]
 
     # -- the model --------------------------------------------------------------------------
@@ -162,13 +168,12 @@ class Environment(abc.ABC):
     async def _state_model_response(self, state: Any, prompt: Any, client: Any = None, model: str | None = None,
                                     tool_defs: list[Any] | None = None,
                                     sampling_args: dict[str, Any] | None = None) -> Any:
-        """0.3.0's call: each argument left out comes from the state, tools from ``state["tool_defs"]``."""
+        """0.3.0's call: each argument left out comes from the state; tools from ``state["tool_defs"]``,
+        or ``state["oai_tools"]`` when code set that one (see :func:`~verifiers.envs.tool_defs.offered_tools`)."""
         if tool_defs is None:
-            tools = [to_oai_tool(t) for t in state.get("tool_defs") or []]
-            # What was offered, in OpenAI form, for code that renders the conversation (token outputs).
-            state["oai_tools"] = tools
+            tools = offered_tools(state)
         else:
-            tools = [to_oai_tool(t) for t in tool_defs]
+            tools = [to_oai_tool(t) for t in tool_defs]  # a one-call choice: the state is left as it is
         return await request_model(
             client if client is not None else state["client"], model or state["model"], prompt,
             tools=tools or None,

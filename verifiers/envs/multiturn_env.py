@@ -29,6 +29,7 @@ from typing import Any
 from verifiers.awaitables import maybe_await
 from verifiers.decorators import cleanup_handlers, stop, stop_conditions
 from verifiers.envs.environment import Environment
+from verifiers.envs.tool_defs import remember_tools
 from verifiers.errors import Error, OverlongPromptError
 from verifiers.messages import to_message, to_messages
 from verifiers.parsers.parser import Parser
@@ -72,10 +73,12 @@ class MultiTurnEnv(Environment):
         self.max_total_completion_tokens = max_total_completion_tokens
         self.timeout_seconds = timeout_seconds
         self.era = detect_era(type(self))
+        # Parsers and rubrics learn the era here, once (a parser or rubric shared with an environment
+        # of the other era follows the one built last).
         if self.era == "tuple":
             for parser in _parsers(self):
                 parser.answer_from_last_message = True
-        for rubric in [self.rubric, *getattr(self.rubric, "rubrics", [])]:
+        for rubric in _rubrics(self.rubric):
             use_era = getattr(rubric, "use_era", None)  # a MathRubric scores as its environment's era did
             if callable(use_era):
                 use_era(self.era)
@@ -176,18 +179,25 @@ class MultiTurnEnv(Environment):
         oai_tools = [to_oai_tool(t) for t in self._row_tools(info)]
         prompt = input["prompt"]
         prompt = to_messages(_drop_none(m) for m in prompt) if isinstance(prompt, list) else prompt
-        return State.new(
+        state = State.new(
             prompt=prompt, answer=input.get("answer", ""), task=input.get("task", "default"), info=info,
             example_id=input.get("example_id", input.get("id", 0)), model=model, client=client,
             sampling_args=args, oai_tools=oai_tools, tool_defs=[to_tool_def(t) for t in oai_tools], input=dict(input),
         )
+        remember_tools(state)  # so that setup_state replacing either tool list is noticed
+        return state
 
     def _row_tools(self, info: dict[str, Any]) -> list[Any]:
         """The tools one dataset row is offered: its ``info["tool_defs"]`` (0.3.0) or ``info["oai_tools"]``
-        (0.1.x) when the key is there, even empty or None (no tools, as both originals do), else the env's."""
+        (0.1.x), else the env's. A list, even empty, chooses (``[]``: no tools); None counts as absent,
+        since a datasets column holds None in every row that lacked the key."""
         for key in ("tool_defs", "oai_tools"):
-            if key in info:
-                return list(info[key] or [])
+            tools = info.get(key)
+            if tools is None:
+                continue
+            if isinstance(tools, (str, bytes, dict)) or not hasattr(tools, "__iter__"):
+                raise TypeError(f"info[{key!r}] must be a list of tool definitions, got {type(tools).__name__}")
+            return list(tools)
         return list(self.oai_tools or [])
 
     async def rollout(self, *args: Any, **kwargs: Any) -> Any:
@@ -344,10 +354,14 @@ def _record_error(state: State, error: BaseException) -> None:
     logger.debug("rollout recorded error %r", error)
 
 
+def _rubrics(rubric: Any) -> list[Any]:
+    """A rubric and, for a group, every member rubric, at any depth."""
+    return [rubric, *(r for member in getattr(rubric, "rubrics", []) for r in _rubrics(member))]
+
+
 def _parsers(env: Any) -> list[Parser]:
-    """The environment's parser and its rubric's (and, in a group, every member rubric's)."""
-    rubrics = [env.rubric, *getattr(env.rubric, "rubrics", [])]
-    found = [env.parser, *(getattr(r, "parser", None) for r in rubrics)]
+    """The environment's parser and those of its rubrics."""
+    found = [env.parser, *(getattr(r, "parser", None) for r in _rubrics(env.rubric))]
     return list({id(p): p for p in found if isinstance(p, Parser)}.values())
 
 

@@ -75,18 +75,18 @@ class ReasoningGymEnv(SingleTurnEnv):
 
     async def check_answer_reward_func(self, completion: Messages, answer: str, **kwargs: Any) -> float:
         """reasoning-gym's score of the parsed answer for the row's entry (its index is the row's answer)."""
-        entry = self.rg_dataset[int(answer)]
-        response = str(self.parser.parse_answer(completion)).strip()
-        return float(self.rg_dataset.score_answer(answer=response, entry=entry))
+        parsed = self.parser.parse_answer(completion)
+        return float(self.rg_dataset.score_answer(answer=str(parsed).strip(), entry=self.rg_dataset[int(answer)]))
 
     def build_rg_dataset(self, gym: GymSpec, total_examples: int = 1000, seed: int = 0) -> Any:
         """The reasoning-gym dataset of ``total_examples`` entries: ``gym`` itself, or a composite of the mix."""
         reasoning_gym = import_optional("reasoning_gym", "ReasoningGymEnv", INSTALL)
-        if isinstance(gym, str):
-            return reasoning_gym.create_dataset(gym, size=total_examples, seed=seed)
-        composite = import_optional("reasoning_gym.composite", "ReasoningGymEnv", INSTALL)
-        specs = [_dataset_spec(composite, item) for item in gym]
-        return reasoning_gym.create_dataset("composite", datasets=specs, size=total_examples, seed=seed)
+        options: dict[str, Any] = {}
+        name = gym
+        if not isinstance(gym, str):  # a mix: reasoning-gym's "composite" dataset over the specs
+            composite = import_optional("reasoning_gym.composite", "ReasoningGymEnv", INSTALL)
+            name, options["datasets"] = "composite", [_dataset_spec(composite, item) for item in gym]
+        return reasoning_gym.create_dataset(name, size=total_examples, seed=seed, **options)
 
     def rg_to_hf(self, rg_dataset: Any) -> tuple[Dataset | None, Dataset | None]:
         """The training and evaluation rows (an empty split is None): question, the entry's index
@@ -102,11 +102,11 @@ class ReasoningGymEnv(SingleTurnEnv):
 
 
 def _dataset_spec(composite: ModuleType, item: Any) -> Any:
-    if isinstance(item, str):
-        return composite.DatasetSpec(name=item, weight=1.0, config={})
-    if isinstance(item, dict):
-        return composite.DatasetSpec(**item)
-    raise ValueError(f"a gym mix lists dataset names or {{name, weight, config}} dicts, got {item!r}")
+    """A mix entry as a ``DatasetSpec``: a bare name counts once, with the dataset's default config."""
+    fields = {"name": item, "weight": 1.0, "config": {}} if isinstance(item, str) else item
+    if not isinstance(fields, dict):
+        raise ValueError(f"a gym mix lists dataset names or {{name, weight, config}} dicts, got {item!r}")
+    return composite.DatasetSpec(**fields)
 
 
 def _default_system_prompt() -> str:

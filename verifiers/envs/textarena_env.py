@@ -68,24 +68,21 @@ class TextArenaEnv(MultiTurnEnv):
         **kwargs: Any,
     ) -> None:
         textarena = _import_textarena()
-        self.game = game
-        self.num_train_examples = num_train_examples
-        self.num_eval_examples = num_eval_examples
-        self.seed = seed
-        self.feedback_fn = feedback_fn
-        with _quiet_nltk():
-            self.ta_env = textarena.make(env_id=game)
-        self.ta_env.reset(num_players=1)
-        self._shared = _read_only_parts(self.ta_env)
+        self.game, self.seed, self.feedback_fn = game, seed, feedback_fn
+        self.num_train_examples, self.num_eval_examples = num_train_examples, num_eval_examples
+        # One game, set up once, is the template every rollout's game is copied from.
+        self.ta_env = _started_game(textarena, game)
+        self._template_shares = _large_constants(self.ta_env)
         dataset, eval_dataset = self.ta_to_hf()
-        parser = parser if parser is not None else XMLParser(fields=["think", "guess"], answer_field="guess")
+        if parser is None:
+            parser = XMLParser(fields=["think", "guess"], answer_field="guess")
         super().__init__(dataset=dataset, eval_dataset=eval_dataset, system_prompt=system_prompt,
                          parser=parser, rubric=rubric, message_type="chat", **kwargs)
 
     def ta_to_hf(self) -> tuple[Dataset | None, Dataset | None]:
         """The training and evaluation games: the opening observation and a secret word each."""
         _, opening = self.ta_env.get_observation()
-        words = _word_list(self.ta_env.word_list)
+        words = _flat_words(self.ta_env.word_list)
         rng = random.Random(self.seed)  # the same draws as seeding the global generator, without touching it
         rows = [{"question": opening, "answer": rng.choice(words)}
                 for _ in range(self.num_train_examples + self.num_eval_examples)]
@@ -95,29 +92,45 @@ class TextArenaEnv(MultiTurnEnv):
 
     async def setup_state(self, state: State, **kwargs: Any) -> State:
         """A game of its own for the rollout, whose secret word is the row's answer."""
-        # The dictionaries are shared, not copied: they are large and never written to.
-        game = await asyncio.to_thread(copy.deepcopy, self.ta_env, dict(self._shared))
-        game.state.game_state["secret_word"] = state["answer"]
-        state["ta_env"] = game
+        state["ta_env"] = await asyncio.to_thread(self._game_for, state["answer"])
         return state
+
+    def _game_for(self, secret: str) -> Any:
+        """A copy of the template game with ``secret`` as its word (copying takes a while: run off the loop)."""
+        # The large constants go into the copy by reference: they are never written to.
+        game = copy.deepcopy(self.ta_env, dict(self._template_shares))
+        game.state.game_state["secret_word"] = secret
+        return game
 
     async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
         """Play the model's guess; the game's feedback, or its closing verdict, is the reply."""
-        game = state["ta_env"]
-        guess = self.parser.parse_answer(messages)
-        await asyncio.to_thread(game.step, str(guess))
-        if game.state.done:
-            reply = [UserMessage(content=str(game.state.game_info[0]["reason"]))]
-            state["final_env_response"] = reply
-        else:
-            _, observation = await asyncio.to_thread(game.get_observation)
-            reply = [UserMessage(content=str(self.feedback_fn(observation)))]
-        return (reply, state) if self.era == "tuple" else reply
+        move = str(self.parser.parse_answer(messages))
+        over, text = await asyncio.to_thread(_play_move, state["ta_env"], move)
+        reply = [UserMessage(content=str(text if over else self.feedback_fn(text)))]
+        if over:
+            state["final_env_response"] = reply  # the verdict is the last message of the rollout
+        return reply if self.era != "tuple" else (reply, state)
 
     @cleanup
     async def cleanup_ta_env(self, state: State) -> None:
         """Drop the rollout's game (it is neither serialisable nor needed after the rollout)."""
         state.pop("ta_env", None)
+
+
+def _started_game(textarena: ModuleType, game_id: str) -> Any:
+    """A new single-player game ``game_id``, reset and ready for its first move."""
+    with _quiet_nltk():
+        game = textarena.make(env_id=game_id)
+    game.reset(num_players=1)
+    return game
+
+
+def _play_move(game: Any, move: str) -> tuple[bool, str]:
+    """Make ``move``; then ``(True, verdict)`` when that ended the game, else ``(False, observation)``."""
+    game.step(move)
+    if game.state.done:
+        return True, game.state.game_info[0]["reason"]
+    return False, game.get_observation()[1]
 
 
 def _import_textarena() -> ModuleType:
@@ -137,7 +150,8 @@ def _quiet_nltk() -> Iterator[None]:
     loud = nltk.download
 
     def quiet(*args: Any, **kwargs: Any) -> Any:
-        return loud(*args, **{**kwargs, "quiet": True})
+        kwargs["quiet"] = True  # whatever the caller asked for
+        return loud(*args, **kwargs)
 
     nltk.download = quiet
     try:
@@ -146,20 +160,38 @@ def _quiet_nltk() -> Iterator[None]:
         nltk.download = loud
 
 
-def _word_list(words: Any) -> list[str]:
-    """The game's candidate secret words; some games keep them per category in a dict."""
-    if isinstance(words, dict):
-        return [w for group in words.values() for w in (group if isinstance(group, (list, tuple)) else [group])]
-    return list(words)
+def _flat_words(words: Any) -> list[str]:
+    """The game's candidate secret words as one list.
+
+    Some games group their words by category in a dict whose values are word
+    lists or single words; the groups are joined in the dict's order.
+    """
+    if not isinstance(words, dict):
+        return list(words)
+    flat: list[str] = []
+    for group in words.values():
+        if isinstance(group, (list, tuple)):
+            flat.extend(group)
+        else:
+            flat.append(group)
+    return flat
 
 
-def _read_only_parts(game: Any) -> dict[int, Any]:
-    """A deepcopy memo that shares the game's dictionary and word list instead of copying them."""
-    inner = game
-    while hasattr(inner, "env"):  # wrappers hold the game in .env
-        inner = inner.env
-    parts = (getattr(inner, "dictionary", None), getattr(inner, "word_list", None))
-    return {id(part): part for part in parts if part is not None}
+# Attributes of a game that hold large data no move ever changes (the dictionary is tens of MB).
+_CONSTANT_ATTRIBUTES = ("dictionary", "word_list")
+
+
+def _large_constants(game: Any) -> dict[int, Any]:
+    """The game's never-written large objects, keyed by ``id``: given to ``copy.deepcopy`` as its
+    memo, they are shared by every copy instead of copied into it."""
+    core = _unwrapped(game)
+    found = (getattr(core, name, None) for name in _CONSTANT_ATTRIBUTES)
+    return {id(value): value for value in found if value is not None}
+
+
+def _unwrapped(game: Any) -> Any:
+    """The game inside TextArena's wrappers (each keeps the game it wraps as ``.env``)."""
+    return _unwrapped(game.env) if hasattr(game, "env") else game
 
 
 def _dataset_or_none(rows: list[dict[str, Any]]) -> Dataset | None:

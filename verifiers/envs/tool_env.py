@@ -96,7 +96,12 @@ class ToolEnv(MultiTurnEnv):
         State era (0.3.0): the tool's exception propagates, and ``env_response`` answers the
         model with ``error_formatter(e)``; an override may catch it from ``super().call_tool``.
         Tuple era (0.1.x): the answer to a failing tool is made here, as 0.1.x's did.
+        Called with ``state=`` (SDK-native code; neither original passes it): a failing tool
+        is answered here and counted in ``state["tool_errors"]``, in either era.
         """
+        state = kwargs.get("state")
+        if isinstance(state, dict):
+            return await self._guarded(self._run_tool, tool_name, tool_args, tool_call_id, state)
         if self.era != "tuple":
             return await self._run_tool(tool_name, tool_args, tool_call_id)
         try:
@@ -142,6 +147,11 @@ class ToolEnv(MultiTurnEnv):
         # An override of call_tool is called exactly as the originals call it (no state keyword),
         # and may serve tools that tool_map does not hold (0.3.0 passes every name through).
         run = self.call_tool if self._custom_call_tool else self._run_tool
+        return await self._guarded(run, name, args, call_id, state)
+
+    async def _guarded(self, run: Callable[..., Any], name: str, args: dict[str, Any], call_id: str,
+                       state: State) -> ToolMessage:
+        """``run``'s reply to one call; a failure the model should hear of is answered and counted."""
         try:
             reply = await run(name, args, call_id)
         except self.stop_errors as error:

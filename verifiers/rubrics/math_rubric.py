@@ -13,10 +13,11 @@ The two classic eras scored this differently, and environments rely on each:
 * tuple era (0.1.x): the metric is ``correct_answer_reward_func``; a reply
   without ``</think>`` has no answer, and after it unboxed text is the answer.
 
-A MathRubric scores in the State era unless told otherwise: by the tuple era's
-call ``score_rollout(prompt, completion, answer, state)`` (which is how a
-tuple-era environment scores), or by :meth:`MathRubric.use_era`. A parser you
-pass yourself is used as given in both eras.
+A MathRubric scores in the State era unless told otherwise by
+:meth:`MathRubric.use_era`, which a tuple-era ``MultiTurnEnv`` calls on its
+rubrics when it is built. The era is never switched while scoring, so one
+rubric scores the same whichever way it is called. A parser you pass yourself
+is used as given in both eras.
 
 Checks run in a shared process pool with a hard timeout (see
 :mod:`verifiers.rubrics.math_verify_pool`); a check that times out scores 0.0
@@ -37,7 +38,7 @@ from verifiers.parsers.think_parser import THINK_CLOSE
 from verifiers.rollout.era import Era
 from verifiers.rubrics.math_verify_pool import DEFAULT_TIMEOUT_SECONDS, verify_answer
 from verifiers.rubrics.rubric import Rubric
-from verifiers.types import Messages, RolloutScore
+from verifiers.types import Messages
 
 _ERAS: tuple[str, ...] = get_args(Era)
 
@@ -109,17 +110,6 @@ class MathRubric(Rubric):
         self.funcs[:] = [replacement if func == self._answer_func else func for func in self.funcs]
         self._answer_func = replacement
         self.era = era
-
-    async def score_rollout(self, *args: Any, **kwargs: Any) -> RolloutScore | None:  # type: ignore[override]
-        """:meth:`Rubric.score_rollout`, in the era of the call form (the tuple era's passes ``completion``)."""
-        tuple_call = len(args) >= 2 or "completion" in kwargs
-        self.use_era("tuple" if tuple_call else "state")
-        return await super().score_rollout(*args, **kwargs)
-
-    async def score_group(self, states: Sequence[Any], **kwargs: Any) -> None:
-        """:meth:`Rubric.score_group`, in the State era (the only one that scores groups)."""
-        self.use_era("state")
-        await super().score_group(states, **kwargs)
 
     async def correct_answer(self, parser: Parser, completion: Messages, answer: Any, **kwargs: Any) -> float:
         """1.0 if the parsed response equals ``answer`` per math-verify, else 0.0 (also for an empty response)."""

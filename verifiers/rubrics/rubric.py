@@ -62,9 +62,11 @@ class Rubric:
             the rubric's class objects (``parser``, ...) and call keyword arguments.
         weights: one weight per function (default 1.0 each).
         parser: offered to reward functions as ``parser`` (default :class:`Parser`).
-        parallelize_scoring: run the functions of one rollout concurrently in the tuple era's
-            ``score_rollout(prompt, completion, ...)``, as 0.1.x did; the State era's
-            ``score_rollout(state)``/``score_group`` always run them in order (as 0.3.0 does).
+        parallelize_scoring: run a rollout's functions at once (``True``) or in order
+            (``False``). By default (``None``) each era's way: at once for the tuple era's
+            ``score_rollout(prompt, completion, ...)`` (0.1.x), in order for the State era's
+            ``score_rollout(state)``/``score_group`` (0.3.0), where a later function may read
+            what an earlier one wrote to the state.
         **kwargs: kept as attributes, as classic verifiers did.
     """
 
@@ -73,7 +75,7 @@ class Rubric:
         funcs: Sequence[Callable[..., Any]] | None = None,
         weights: Sequence[float] | None = None,
         parser: Parser | None = None,
-        parallelize_scoring: bool = True,
+        parallelize_scoring: bool | None = None,
         **kwargs: Any,
     ) -> None:
         self._setup(parser, parallelize_scoring)
@@ -87,7 +89,7 @@ class Rubric:
             self._append(func, weight)
         self._set_extra_attributes(kwargs)
 
-    def _setup(self, parser: Parser | None, parallelize_scoring: bool) -> None:
+    def _setup(self, parser: Parser | None, parallelize_scoring: bool | None) -> None:
         self.logger = logging.getLogger(f"verifiers.rubrics.{type(self).__name__}")
         self.parser = parser if parser is not None else Parser()
         self.parallelize_scoring = parallelize_scoring
@@ -186,8 +188,7 @@ class Rubric:
         info = {} if info is None else info
         fields = dict(prompt=prompt, completion=completion, answer=answer, state=state, task=task, info=info)
         start = time.perf_counter()
-        # 0.1.x ran one rollout's functions at once (asyncio.gather) unless parallelize_scoring=False.
-        [score] = await self._scores([RolloutArguments(fields, kwargs, state)], concurrent=self.parallelize_scoring)
+        [score] = await self._scores([RolloutArguments(fields, kwargs, state)], tuple_era=True)
         _add_scoring_time([state], start)
         return score
 
@@ -243,20 +244,22 @@ class Rubric:
             await self._score_states(list(states), kwargs, group=True)
 
     async def _score_states(
-        self, states: list[MutableMapping[str, Any]], overrides: dict[str, Any], group: bool
+        self, states: list[MutableMapping[str, Any]], overrides: dict[str, Any], group: bool, tuple_era: bool = False
     ) -> None:
         start = time.perf_counter()
         rollouts = [RolloutArguments.from_state(state, overrides) for state in states]
-        # The State era runs the functions one after another (each over all rollouts at once), so a
-        # function may read what an earlier one wrote to the state, e.g. test results from a sandbox.
-        write_scores(states, await self._scores(rollouts, concurrent=False), group)
+        write_scores(states, await self._scores(rollouts, tuple_era), group)
         _add_scoring_time(states, start)
 
     # ------------------------------------------------------------------ scoring
 
-    async def _scores(self, rollouts: list[RolloutArguments], concurrent: bool) -> list[RolloutScore]:
-        """One score per rollout; ``concurrent`` runs the functions at once instead of in order."""
-        if concurrent:
+    def _runs_concurrently(self, tuple_era: bool) -> bool:
+        """Whether a rollout's functions run at once: as asked, else the era's way (see ``parallelize_scoring``)."""
+        return self.parallelize_scoring if self.parallelize_scoring is not None else tuple_era
+
+    async def _scores(self, rollouts: list[RolloutArguments], tuple_era: bool) -> list[RolloutScore]:
+        """One score per rollout; each function runs over all the rollouts at once."""
+        if self._runs_concurrently(tuple_era):
             columns = list(await asyncio.gather(*(self._score_func(func, rollouts) for func in self.funcs)))
         else:
             columns = [await self._score_func(func, rollouts) for func in self.funcs]

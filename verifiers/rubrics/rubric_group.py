@@ -32,7 +32,7 @@ class RubricGroup(Rubric):
         self,
         rubrics: Sequence[Rubric],
         parser: Parser | None = None,
-        parallelize_scoring: bool = True,
+        parallelize_scoring: bool | None = None,
         **kwargs: Any,
     ) -> None:
         rubrics = list(rubrics or [])
@@ -87,8 +87,8 @@ class RubricGroup(Rubric):
             total.update(rubric.failure_counts)
         return total
 
-    async def _scores(self, rollouts: list[RolloutArguments], concurrent: bool) -> list[RolloutScore]:
-        # Rubrics run one after another, as in both classic eras; within one, the caller's era decides
+    async def _scores(self, rollouts: list[RolloutArguments], tuple_era: bool) -> list[RolloutScore]:
+        # Rubrics run one after another, as in both classic eras; within one, its own policy decides
         # (a JudgeRubric is sequential by default either way, to spare the judge's rate limit).
         totals = [RolloutScore(reward=0.0, metrics={}) for _ in rollouts]
         for rubric in self.rubrics:
@@ -96,7 +96,7 @@ class RubricGroup(Rubric):
             if override is not None:
                 scores = await score_with_override(rubric, override, rollouts)
             else:
-                scores = await rubric._scores(rollouts, concurrent and rubric.parallelize_scoring)
+                scores = await rubric._scores(rollouts, tuple_era)
             for total, score in zip(totals, scores):
                 total.reward += score.reward
                 for name, value in score.metrics.items():

@@ -17,11 +17,9 @@ reST-style docstring) the JSON schema of its parameters::
 
 from __future__ import annotations
 
-import copy
 import inspect
 import re
-from collections.abc import MutableSequence
-from typing import Any, Callable, get_type_hints, overload
+from typing import Any, Callable, get_type_hints
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
@@ -78,76 +76,15 @@ class Tool(dict):
                 return None
             raise AttributeError(name) from None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # 0.3.0's vf.Tool is a model: ``tool.strict = True`` sets the field, not a Python attribute.
+        self[name] = value
 
-class ToolDefList(MutableSequence[Tool]):
-    """``env.tool_defs``: a live view of ``env.oai_tools`` as :class:`Tool` defs.
-
-    An environment keeps one list of tools, in the OpenAI form the tuple era reads and
-    the API takes. State-era code reads and edits the same list through this view, so
-    ``env.tool_defs.append(vf.Tool(...))`` and ``env.oai_tools.append({...})`` both offer a tool.
-    Items are converted on each read; a def's ``parameters`` dict is shared with the schema.
-    """
-
-    def __init__(self, owner: Any) -> None:
-        self._owner = owner
-
-    def _schemas(self) -> list[dict[str, Any]]:
-        schemas = getattr(self._owner, "oai_tools", None)
-        if schemas is None:  # tuple-era code may have set oai_tools = None
-            schemas = []
-            self._owner.oai_tools = schemas
-        return schemas
-
-    def __len__(self) -> int:
-        return len(self._schemas())
-
-    @overload
-    def __getitem__(self, index: int) -> Tool: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Tool]: ...
-    def __getitem__(self, index: int | slice) -> Tool | list[Tool]:
-        if isinstance(index, slice):
-            return [to_tool_def(t) for t in self._schemas()[index]]
-        return to_tool_def(self._schemas()[index])
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        schemas = self._schemas()
-        if isinstance(index, slice):
-            schemas[index] = [to_oai_tool(t) for t in value]
-        else:
-            schemas[index] = to_oai_tool(value)
-
-    def __delitem__(self, index: int | slice) -> None:
-        del self._schemas()[index]
-
-    def insert(self, index: int, value: Any) -> None:
-        self._schemas().insert(index, to_oai_tool(value))
-
-    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
-        # Compared in the stored form, so a def equals the schema it came from whatever its optional fields.
-        schemas = self._schemas()
-        return schemas.index(to_oai_tool(value), start, len(schemas) if stop is None else stop)
-
-    def __contains__(self, value: object) -> bool:
-        return isinstance(value, dict) and to_oai_tool(value) in self._schemas()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, (list, ToolDefList)) and list(self) == list(other)
-
-    def __add__(self, other: Any) -> list[Tool]:
-        return [*self, *other]
-
-    def __radd__(self, other: Any) -> list[Tool]:
-        return [*other, *self]
-
-    def __copy__(self) -> list[Tool]:
-        return list(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Tool]:
-        return copy.deepcopy(list(self), memo)
-
-    def __repr__(self) -> str:
-        return repr(list(self))
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def to_tool_def(tool: Any) -> Tool:
@@ -163,6 +100,8 @@ def to_oai_tool(tool: Any) -> dict[str, Any]:
     tool = _mapping(tool)
     if tool.get("type") == "function" and "function" in tool:
         return tool
+    if not tool.get("name"):
+        raise ValueError(f"a tool definition needs a name, got {tool!r}")
     function = {"name": tool["name"], "description": tool.get("description", ""),
                 "parameters": tool.get("parameters", {"type": "object", "properties": {}})}
     if tool.get("strict") is not None:
@@ -213,4 +152,4 @@ def convert_func_to_oai_tool(func: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["Tool", "ToolDefList", "convert_func_to_oai_tool", "to_oai_tool", "to_tool_def"]
+__all__ = ["Tool", "convert_func_to_oai_tool", "to_oai_tool", "to_tool_def"]

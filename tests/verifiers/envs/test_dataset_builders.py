@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+import threading
+import time
 
 import pytest
 from datasets import Dataset
@@ -117,3 +119,81 @@ def test_other_values_are_refused_with_a_clear_error():
         format_dataset(ROWS)
     with pytest.raises(TypeError, match="must be callable"):
         LazyDataset(42, lambda d: d)  # type: ignore[arg-type]
+
+
+def test_a_completion_environment_builds_its_builder_on_first_use_without_formatting():
+    builder = CountingBuilder([{"prompt": "say this", "answer": "say this"}])
+    evaluation = CountingBuilder([{"prompt": "e", "answer": "e"}])
+    env = vf.SingleTurnEnv(dataset=builder, eval_dataset=evaluation, message_type="completion",
+                           rubric=vf.Rubric(funcs=[exact]))
+    assert isinstance(env.dataset, LazyDataset) and (builder.calls, evaluation.calls) == (0, 0)
+    assert list(env.get_dataset()) == [{"prompt": "say this", "answer": "say this"}]  # as given: no ids, no chat
+    assert env.get_eval_dataset()[0]["prompt"] == "e"
+    assert (builder.calls, evaluation.calls) == (1, 1)
+
+
+def test_a_completion_environment_refuses_a_builder_that_needs_arguments():
+    with pytest.raises(TypeError, match="called without arguments"):
+        vf.SingleTurnEnv(dataset=lambda split: Dataset.from_list(ROWS), message_type="completion",
+                         rubric=vf.Rubric(funcs=[exact]))
+
+
+def test_threads_reading_during_the_build_wait_for_it():
+    started, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def slow() -> Dataset:
+        calls.append(1)
+        started.set()
+        assert release.wait(10)
+        return Dataset.from_list(ROWS)
+
+    lazy = format_dataset(slow)
+    results: dict[str, object] = {}
+
+    def read(key: str) -> None:
+        try:
+            results[key] = len(lazy)
+        except Exception as exc:  # recorded for the assertion below
+            results[key] = exc
+
+    first = threading.Thread(target=read, args=("first",))
+    first.start()
+    assert started.wait(10)
+    others = [threading.Thread(target=read, args=(f"other{i}",)) for i in range(3)]
+    for thread in others:
+        thread.start()
+    time.sleep(0.2)  # the others are now reading while the builder still runs
+    release.set()
+    for thread in [first, *others]:
+        thread.join(10)
+    assert results == {"first": 3, "other0": 3, "other1": 3, "other2": 3}
+    assert len(calls) == 1 and lazy.is_built
+
+
+def test_a_formatting_attribute_error_is_not_mistaken_for_a_missing_attribute():
+    def prepare(built: Dataset) -> Dataset:
+        raise AttributeError("no such column helper")
+
+    def rows() -> Dataset:
+        return Dataset.from_list(ROWS)
+
+    lazy = LazyDataset(rows, prepare)
+    with pytest.raises(RuntimeError, match="formatting the dataset from .*rows failed: AttributeError"):
+        lazy.column_names
+    assert not lazy.is_built
+
+
+def test_a_failed_build_can_be_retried():
+    outcomes = [AttributeError("flaky"), None]
+
+    def flaky() -> Dataset:
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+        return Dataset.from_list(ROWS)
+
+    lazy = format_dataset(flaky)
+    with pytest.raises(RuntimeError, match="flaky failed"):
+        lazy.build()
+    assert len(lazy) == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from datasets import Dataset
 
 import verifiers as vf
@@ -204,3 +205,41 @@ async def test_an_error_in_a_hook_is_recorded_and_the_completion_still_rendered(
     assert state["stop_condition"] == "has_error" and "env broke" in str(state["error"])
     assert state["trajectory"][0]["extras"] == {"seen": True}
     assert [m["role"] for m in state["completion"]] == ["assistant"]
+
+
+# -- which tools a dataset row is offered (init_state) -------------------------------------------------
+
+
+def _tool(name: str) -> vf.Tool:
+    return vf.Tool(name=name, description="", parameters={"type": "object", "properties": {}})
+
+
+class Tooled(vf.MultiTurnEnv):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(tool_defs=[_tool("env_tool")], **kwargs)
+
+    async def env_response(self, messages, state, **kwargs):
+        return []
+
+
+async def _row_tool_names(info: dict[str, Any]) -> list[str]:
+    env = Tooled(dataset=_ds())
+    state = await env.init_state({"prompt": [{"role": "user", "content": "q"}], "info": info}, None, "m")
+    assert [t.name for t in state["tool_defs"]] == [t["function"]["name"] for t in state["oai_tools"]]
+    return [t.name for t in state["tool_defs"]]
+
+
+async def test_a_rows_none_tools_mean_the_envs_and_an_empty_list_means_none() -> None:
+    assert await _row_tool_names({}) == ["env_tool"]
+    assert await _row_tool_names({"tool_defs": None}) == ["env_tool"]  # datasets fill a missing key with None
+    assert await _row_tool_names({"oai_tools": None, "tool_defs": None}) == ["env_tool"]
+    assert await _row_tool_names({"tool_defs": []}) == []
+    assert await _row_tool_names({"oai_tools": []}) == []
+    assert await _row_tool_names({"tool_defs": None, "oai_tools": [dict(_tool("legacy"))]}) == ["legacy"]
+    assert await _row_tool_names({"tool_defs": [dict(_tool("row"))], "oai_tools": None}) == ["row"]
+
+
+async def test_a_rows_tools_that_are_not_a_list_are_refused_clearly() -> None:
+    for bad in ('[{"name": "x"}]', {"name": "x"}, 3):
+        with pytest.raises(TypeError, match=r"info\['tool_defs'\] must be a list"):
+            await _row_tool_names({"tool_defs": bad})

@@ -117,3 +117,21 @@ async def test_feedback_fn_shapes_the_reply_and_a_tuple_era_subclass_gets_pairs(
     results = await env.evaluate(client, "m")
     assert results["outputs"][0]["completion"][1]["content"].startswith("TRY 1 WAS WRONG")
     assert results.reward == [0.0]  # the upper-cased feedback no longer gives the word away as written
+
+
+async def test_each_rollout_gets_its_own_game_sharing_the_large_constants(fake_textarena) -> None:
+    env = vf.TextArenaEnv(num_train_examples=1)
+    game = (await env.setup_state({"answer": "stone"}))["ta_env"]
+    assert game is not env.ta_env and game.state.game_state["secret_word"] == "stone"
+    assert "secret_word" not in env.ta_env.state.game_state  # the template is never played
+    assert game.dictionary is env.ta_env.dictionary and game.word_list is env.ta_env.word_list
+
+
+def test_word_groups_are_flattened_and_wrapped_games_unwrapped() -> None:
+    from verifiers.envs.textarena_env import _flat_words, _large_constants
+
+    assert _flat_words({"nouns": ["crane", "bread"], "odd": "stone", "more": ("apple",)}) == [
+        "crane", "bread", "stone", "apple"]
+    inner = FakeWordle()
+    shared = _large_constants(types.SimpleNamespace(env=types.SimpleNamespace(env=inner)))
+    assert shared == {id(inner.dictionary): inner.dictionary, id(inner.word_list): inner.word_list}

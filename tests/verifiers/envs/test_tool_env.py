@@ -225,3 +225,49 @@ async def test_a_stop_error_ends_the_rollout_as_a_recorded_tool_call_error(serve
     state = await env.rollout(env.get_dataset()[0], client, "m")
     assert isinstance(state["error"], vf.ToolCallError) and isinstance(state["error"].__cause__, Fatal)
     assert state["stop_condition"] == "has_error"
+
+
+# -- call_tool(..., state=state) from SDK-native code -------------------------------------------------
+
+
+class NativeCaller(vf.ToolEnv):
+    """SDK-native: its own env_response calls call_tool with state=, as the SDK's own did before 0.3.0 support."""
+
+    async def env_response(self, messages, state, **kwargs):
+        replies = []
+        for call in messages[-1].tool_calls:
+            args = json.loads(call.arguments)
+            replies.append(await self.call_tool(call.name, args, call.id, state=state))
+        return replies
+
+
+async def test_call_tool_with_state_answers_and_counts_a_failing_tool(serve, client_for) -> None:
+    client = client_for(serve(_calls(("boom", '{"x": 1}'), ("add", '{"a": 1, "b": 2}'), ("nope", "{}"))))
+    env = NativeCaller(tools=[add, boom], dataset=_ds(), error_formatter=lambda e: f"ERR {e}")
+    state = await env.rollout(env.get_dataset()[0], client, "m")
+    contents = [m["content"] for m in state["completion"] if m["role"] == "tool"]
+    assert contents[:2] == ["ERR tool exploded", "3"]
+    assert "unknown tool 'nope'" in contents[2]
+    assert state["tool_errors"] == ["boom: RuntimeError", "nope: ToolParseError"] and state["error"] is None
+
+
+async def test_call_tool_with_state_counts_in_the_tuple_era_too() -> None:
+    env = TupleEraTools(tools=[boom], dataset=_ds())
+    state: dict[str, Any] = {}
+    reply = await vf.ToolEnv.call_tool(env, "boom", {"x": 1}, "c", state=state)
+    assert reply["content"] == "tool exploded" and state["tool_errors"] == ["boom: RuntimeError"]
+
+
+async def test_call_tool_without_a_usable_state_keeps_0_3_0s_exception() -> None:
+    env = vf.ToolEnv(tools=[boom], dataset=_ds())
+    for bad_state in ({"state": None}, {"state": "not a state"}, {}):
+        with pytest.raises(RuntimeError, match="tool exploded"):
+            await env.call_tool("boom", {"x": 1}, "c", **bad_state)
+
+
+async def test_call_tool_with_state_still_ends_the_rollout_on_a_stop_error() -> None:
+    env = vf.ToolEnv(tools=[fatal], dataset=_ds(), stop_errors=[Fatal])
+    state: dict[str, Any] = {}
+    with pytest.raises(vf.ToolCallError) as raised:
+        await env.call_tool("fatal", {}, "c", state=state)
+    assert isinstance(raised.value.__cause__, Fatal) and "tool_errors" not in state

@@ -46,6 +46,7 @@ async def test_correct_and_incorrect_answers_in_both_eras(text, answer, expected
     state = await score_state_era(rubric, thought(text), answer)
     assert state["metrics"] == {"correct_answer": expected}
     assert state["reward"] == expected
+    rubric.use_era("tuple")
     score = await rubric.score_rollout(PROMPT, thought(text), answer, {})
     assert score.metrics == {"correct_answer_reward_func": expected}
     assert score.reward == expected
@@ -71,8 +72,20 @@ async def test_default_parser_reads_the_reply_as_each_era_did(text, state_era, t
     rubric = MathRubric()
     state = await score_state_era(rubric, reply(text), "42")
     assert state["metrics"] == {"correct_answer": state_era}
+    rubric.use_era("tuple")
     score = await rubric.score_rollout(PROMPT, reply(text), "42", {})
     assert score.metrics == {"correct_answer_reward_func": tuple_era}
+
+
+async def test_the_call_form_never_switches_the_era():
+    # A shared rubric scored both ways at once must score each the same: the era is the environment's.
+    rubric = MathRubric()
+    state = State.new(prompt=PROMPT, answer="42")
+    state["completion"] = reply("\\boxed{42}")
+    tuple_form, _ = await asyncio.gather(rubric.score_rollout(PROMPT, reply("\\boxed{42}"), "42", {}),
+                                         rubric.score_group([state]))
+    assert tuple_form.metrics == {"correct_answer": 1.0} and state["metrics"] == {"correct_answer": 1.0}
+    assert rubric.era == "state"
 
 
 async def test_use_era_sets_the_metric_name_and_keeps_its_place_and_weight():
@@ -102,17 +115,18 @@ async def test_a_parser_you_pass_is_used_as_given_in_both_eras():
     assert rubric.parser is parser
     state = await score_state_era(rubric, reply("42"), "42")
     assert state["metrics"] == {"correct_answer": 1.0}
+    rubric.use_era("tuple")
     score = await rubric.score_rollout(PROMPT, reply("42"), "42", {})
     assert score.metrics == {"correct_answer_reward_func": 1.0}
 
 
 async def test_state_era_group_scoring_and_the_tuple_eras_parallel_lists():
     rubric = MathRubric()
-    rubric.use_era("tuple")
     states = [State.new(prompt=PROMPT, answer="42") for _ in range(2)]
     states[0]["completion"], states[1]["completion"] = reply("\\boxed{42}"), reply("42")
     await rubric.score_group(states)
     assert [s["metrics"] for s in states] == [{"correct_answer": 1.0}, {"correct_answer": 0.0}]
+    rubric.use_era("tuple")
     scores = await rubric.score_rollouts([PROMPT] * 2, [reply("\\boxed{42}"), thought("42")], ["42"] * 2, [{}, {}])
     assert scores.metrics == {"correct_answer_reward_func": [0.0, 1.0]}
 
@@ -156,6 +170,7 @@ def test_scoring_from_a_non_main_thread():
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a second worker is needed to check beside a stuck one")
 async def test_a_stuck_check_neither_hangs_nor_holds_up_other_checks():
     rubric = MathRubric(timeout_seconds=2.0)
+    rubric.use_era("tuple")
     await rubric.score_rollout(PROMPT, thought("\\boxed{1}"), "1", {})  # workers start up untimed
     finished = []
 

@@ -40,7 +40,7 @@ def test_defaults_weights_and_parser():
     assert rubric.get_reward_weights() == [1.0, 1.0]
     assert isinstance(rubric.parser, Parser)
     assert rubric.class_objects == {"parser": rubric.parser}
-    assert rubric.parallelize_scoring is True
+    assert rubric.parallelize_scoring is None  # each era's own way
 
 
 def test_add_reward_func_metric_and_class_object():
@@ -156,7 +156,7 @@ async def test_parallelize_scoring_runs_functions_concurrently_or_in_order(paral
     assert events == expected
 
 
-async def test_state_era_runs_functions_in_order_whatever_parallelize_scoring_says():
+async def test_state_era_runs_functions_in_order_by_default():
     # 0.3.0: a later function sees what an earlier (awaiting) one wrote to the state.
     async def first(state) -> float:
         await asyncio.sleep(0.01)
@@ -166,13 +166,20 @@ async def test_state_era_runs_functions_in_order_whatever_parallelize_scoring_sa
     async def second(state) -> float:
         return state.get("tests_passed", 0.0)
 
-    rubric = Rubric(funcs=[first, second], parallelize_scoring=True)
+    rubric = Rubric(funcs=[first, second])
     states = [make_state(), make_state()]
     await rubric.score_group(states)
     assert [s["reward"] for s in states] == [2.0, 2.0]
     single = make_state()
     await rubric.score_rollout(single)
     assert single["metrics"] == {"first": 1.0, "second": 1.0}
+    # Asked for explicitly (SDK code; 0.3.0 had no such setting), the functions run at once.
+    eager = make_state()
+    await Rubric(funcs=[first, second], parallelize_scoring=True).score_rollout(eager)
+    assert eager["metrics"] == {"first": 1.0, "second": 0.0}
+    # The tuple era's call runs them at once by default, as 0.1.x did.
+    score = await rubric.score_rollout(PROMPT, COMPLETION, "4", {})
+    assert score.metrics == {"first": 1.0, "second": 0.0}
 
 
 async def test_two_functions_with_one_name_both_count_but_the_later_is_the_metric():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -46,7 +47,13 @@ def make_state() -> State:
     return state
 
 
+class SemaphoreRubric(Rubric):  # 0.2 style: a second, optional parameter
+    async def score_rollout(self, state, score_sem=None):
+        state["reward"], state["metrics"] = 0.75, {"custom": 0.75}
+
+
 def test_which_method_a_subclass_overrides() -> None:
+    assert scoring_override(SemaphoreRubric()) == "state_score_rollout"
     assert scoring_override(Rubric(funcs=[one])) is None
     assert scoring_override(RubricGroup([Rubric(funcs=[one])])) is None  # the SDK's own classes
     assert scoring_override(TupleRubric()) == "tuple_score_rollout"
@@ -98,3 +105,49 @@ async def test_a_mapping_with_a_reward_is_accepted() -> None:
     states = [make_state()]
     await score_states(DictRubric(), states, tuple_era=True)
     assert (states[0]["reward"], states[0]["metrics"]) == (2.0, {"x": 2.0})
+
+
+class SuperGroupRubric(Rubric):
+    """Adds a bonus after scoring its functions through super(), which also fills the steps' rewards."""
+
+    async def score_group(self, states, **kwargs):
+        await super().score_group(states, **kwargs)
+        for state in states:
+            state["reward"] += 1.0
+
+
+async def test_a_members_writes_into_the_steps_do_not_outlive_the_group() -> None:
+    state = make_state()
+    state["trajectory"] = [{"reward": None, "advantage": None}]
+    await RubricGroup([SuperGroupRubric(funcs=[one]), Rubric(funcs=[one])]).score_group([state])
+    assert state["reward"] == 3.0 and state["trajectory"][0]["reward"] == 3.0  # the group's total, not 2.0
+
+
+async def test_overriding_members_score_the_rollouts_at_once() -> None:
+    running = {"now": 0, "peak": 0}
+
+    class Slow(Rubric):
+        async def score_rollout(self, prompt, completion, answer, state, task="default", info=None, **kwargs):
+            running["now"] += 1
+            running["peak"] = max(running["peak"], running["now"])
+            await asyncio.sleep(0.02)
+            running["now"] -= 1
+            return {"reward": 1.0, "metrics": {"slow": 1.0}}  # a mapping is accepted in a group too
+
+    states = [make_state() for _ in range(4)]
+    await RubricGroup([Slow()]).score_group(states)
+    assert running["peak"] == 4 and [s["reward"] for s in states] == [1.0] * 4
+
+
+async def test_a_tuple_era_env_without_override_keeps_group_functions_and_columns() -> None:
+    def group_size(states) -> list[float]:
+        return [float(len(states))] * len(states)
+
+    def uses_column(difficulty) -> float:
+        return 1.0 if difficulty == "hard" else 0.0
+
+    states = [make_state() for _ in range(3)]
+    for state in states:
+        state["input"]["difficulty"] = "hard"
+    await score_states(Rubric(funcs=[group_size, uses_column]), states, tuple_era=True)
+    assert [s["metrics"] for s in states] == [{"group_size": 3.0, "uses_column": 1.0}] * 3
