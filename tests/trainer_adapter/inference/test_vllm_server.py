@@ -102,15 +102,17 @@ def _rpc_dirs(tmp: Path) -> list[Path]:
 def test_the_servers_socket_folder_is_removed_when_it_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A stand-in for vLLM: makes a socket-like file where vLLM puts its ZeroMQ sockets, then waits.
     fake = tmp_path / "fake_vllm.py"
+    # The socket comes last: once it exists, everything else the stand-in writes is there too.
     fake.write_text("import os, pathlib, tempfile, time\n"
-                    "pathlib.Path(os.environ['VLLM_RPC_BASE_PATH'], 'abc-socket').touch()\n"
                     "pathlib.Path(tempfile.mkdtemp(prefix='vllm_dist_'), 'x').touch()\n"
                     "pathlib.Path(os.environ['TORCHINDUCTOR_CACHE_DIR']).mkdir(exist_ok=True)\n"
+                    "pathlib.Path(os.environ['VLLM_RPC_BASE_PATH'], 'abc-socket').touch()\n"
                     "time.sleep(60)\n")
     wrapper = tmp_path / "python"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake}\n")
     wrapper.chmod(0o755)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     server = InferenceServer(InferenceConfig(model="/m", port=8558), python=wrapper)
     server.launch()
