@@ -12,32 +12,11 @@ then answers with the tool results.
 """
 
 import verifiers as vf
+from compat_toolkit import add, lookup
 from datasets import Dataset
 
-FACTS = {"color": "teal", "size": "7"}
 # The model uses short names; the environment maps them to its tools.
 ALIASES = {"get": "lookup", "plus": "add"}
-
-
-def lookup(key: str) -> str:
-    """Look up a fact.
-
-    Args:
-        key: The fact's name.
-    """
-    return FACTS[key]
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first integer.
-        b: The second integer.
-    """
-    return a + b
-
-
 # Each question is a JSON list of [tool name, raw arguments text] the scripted model sends as calls.
 ROWS = [
     {"question": '[["get", "{\\"key\\": \\"color\\"}"], ["plus", "{\\"a\\": 2, \\"b\\": 3}"]]',

@@ -10,29 +10,8 @@ model calls what the question lists, then answers with the tool results.
 """
 
 import verifiers as vf
+from compat_toolkit import add, lookup
 from datasets import Dataset
-
-FACTS = {"color": "teal", "size": "7"}
-
-
-def lookup(key: str) -> str:
-    """Look up a fact.
-
-    Args:
-        key: The fact's name.
-    """
-    return FACTS[key]
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first integer.
-        b: The second integer.
-    """
-    return a + b
-
 
 # Each question is a JSON list of [tool name, raw arguments text]; all are well-formed, as 0.1.x
 # itself crashes on arguments that are not JSON.
