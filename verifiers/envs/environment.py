@@ -20,6 +20,7 @@ from datasets import Dataset
 from verifiers.decorators import teardown_handlers
 from verifiers.awaitables import maybe_await
 from verifiers.envs.dataset import format_dataset
+from verifiers.envs.dataset_builder import as_given
 from verifiers.envs.tool_defs import ToolDefList, offered_tools
 from verifiers.errors import OverlongPromptError
 from verifiers.messages import to_plain
@@ -101,8 +102,6 @@ class Environment(abc.ABC):
         if message_type == "completion":
             if system_prompt or few_shot:
                 raise ValueError("system_prompt and few_shot are not supported with message_type='completion'")
-            from verifiers.envs.dataset import as_given
-
             # Completion datasets are used as given; a builder still runs on first use.
             self.dataset, self.eval_dataset = as_given(dataset), as_given(eval_dataset)
         else:

@@ -12,7 +12,8 @@ import pytest
 from datasets import Dataset
 
 import verifiers as vf
-from verifiers.envs.dataset import LazyDataset, format_dataset, is_dataset_builder, rows_from_inputs
+from verifiers.envs.dataset import format_dataset, rows_from_inputs
+from verifiers.envs.dataset_builder import LazyDataset, is_dataset_builder
 
 ROWS = [{"question": f"q{i}", "answer": str(i)} for i in range(3)]
 
