@@ -49,6 +49,8 @@ _LAZY: dict[str, str] = {
     "JudgeRubric": "verifiers.rubrics.judge_rubric",
     "MathRubric": "verifiers.rubrics.math_rubric",
     "ToolRubric": "verifiers.rubrics.tool_rubric",
+    "LengthPenaltyRubric": "verifiers.rubrics.length_penalty",
+    "add_length_instruction": "verifiers.rubrics.length_penalty",
     "Parser": "verifiers.parsers.parser",
     "ThinkParser": "verifiers.parsers.think_parser",
     "MaybeThinkParser": "verifiers.parsers.maybe_think_parser",

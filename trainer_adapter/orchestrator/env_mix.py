@@ -26,7 +26,10 @@ class EnvConfig(BaseModel):
     id: str | None = Field(None, description="Environment id, as vf.load_environment takes it.")
     args: dict[str, Any] = Field(default_factory=dict, description="Arguments for the environment's loader.")
     weight: float = Field(1.0, gt=0, description="Sampling weight among several environments (normalised).")
-    name: str | None = Field(None, description="Name of the environment in a mix (its rows' task); default: its id.")
+    name: str | None = Field(
+        None, description="Name of the environment in a mix (the task its rows get, the key of reward/<name>); "
+        "default: its id."
+    )
 
     @property
     def task_name(self) -> str:
@@ -44,15 +47,9 @@ def load_env_mix(entries: Sequence[EnvConfig]) -> tuple[Any, dict[str, float] | 
     if len(set(names)) != len(names):
         raise TrainerConfigError(f"environment names must be unique in a mix, got {names}; set name = ... on each")
     envs = [vf.load_environment(str(e.id), **e.args) for e in entries]
-    group = vf.EnvGroup(envs, env_names=names)
-    tasks = {str(row.get("task")) for row in group.get_dataset()}
-    strays = sorted(tasks - set(names))
-    if strays:  # EnvGroup dispatches rows by task: a row whose task names no environment would run the wrong one
-        raise TrainerConfigError(
-            f"rows with task {strays} match no environment name {names}: an environment labels its own rows; "
-            "set each entry's name to the task its rows carry"
-        )
-    return group, {e.task_name: e.weight for e in entries}
+    # EnvGroup relabels every row's task with its environment's name, so the names need not match
+    # whatever task labels the environments put on their own rows; the weights key on the same names.
+    return vf.EnvGroup(envs, env_names=names), {e.task_name: e.weight for e in entries}
 
 
 __all__ = ["EnvConfig", "load_env_mix"]

@@ -1,4 +1,12 @@
-"""``EnvGroup``: several environments behind one, routed by each row's ``task``."""
+"""``EnvGroup``: several environments behind one, routed by each row's ``task``.
+
+The group owns the ``task`` column: every row of a member's dataset is labelled
+with that member's name, whatever ``task`` the member's own rows carried (the
+bundled environments label theirs, e.g. ``"arithmetic"``), as the originals'
+later releases do. Routing then needs no agreement between a member's labels
+and the names it is given, and a row whose task names no member is an error,
+not a rollout on the first member that silently scores 0.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,12 @@ from typing import Any
 
 from datasets import Dataset
 
+from verifiers.envs.dataset import rows_from_inputs
 from verifiers.envs.environment import Environment
+from verifiers.errors import UsageError
 from verifiers.rubrics.rubric import Rubric
 from verifiers.state import State
+from verifiers.types import GenerateOutputs
 
 logger = logging.getLogger("verifiers.envs.EnvGroup")
 
@@ -72,6 +83,13 @@ class EnvGroupRubric(Rubric):
 class EnvGroup(Environment):
     """A mixture of environments; each row's ``task`` names the one that runs and scores it.
 
+    The group's ``dataset`` and ``eval_dataset`` concatenate the members' datasets,
+    each row's ``task`` set to its member's name (a member's own ``task`` labels are
+    replaced, so reward functions that read ``task`` see the member's name) and
+    ``example_id`` renumbered across the whole group. Rows handed to ``rollout``,
+    ``generate`` or ``score_group`` directly must carry one of ``env_names`` as their
+    ``task``; any other raises :class:`~verifiers.errors.UsageError`.
+
     Args:
         envs: the environments.
         env_names: their names (the ``task`` values); default ``env_0``, ``env_1``, ...
@@ -79,6 +97,7 @@ class EnvGroup(Environment):
     Example::
 
         group = vf.EnvGroup([math_env, code_env], env_names=["math", "code"])
+        group.get_dataset()["task"]  # ["math", ..., "code", ...]
     """
 
     def __init__(self, envs: list[Environment], env_names: list[str] | None = None, **kwargs: Any) -> None:
@@ -96,30 +115,58 @@ class EnvGroup(Environment):
         super().__init__(**kwargs)
 
     def get_env_for_task(self, task: str) -> Environment:
-        return self.env_map.get(task, self.envs[0])
+        """The member named ``task``.
+
+        Raises:
+            UsageError: ``task`` names no member. (The originals fell back to the first
+                member, which then ran a problem that was not its own and scored it 0.)
+        """
+        env = self.env_map.get(task)
+        if env is None:
+            raise UsageError(
+                f"EnvGroup has no environment for task {task!r}; its environments are {self.env_names}. "
+                "The group labels the rows of its own datasets; rows passed in directly need one of these "
+                "names as their 'task'"
+            )
+        return env
 
     async def rollout(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch to the environment named by the row's task (either call form)."""
         if args and isinstance(args[0], dict):
             task = args[0].get("task", "default")
+        elif isinstance(kwargs.get("input"), dict):
+            task = kwargs["input"].get("task", "default")
         else:
             task = kwargs.get("task", args[4] if len(args) > 4 else "default")
         return await self.get_env_for_task(task).rollout(*args, **kwargs)
+
+    async def generate(self, inputs: Any, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+                       **kwargs: Any) -> GenerateOutputs:
+        """Check every row's task before the first model call, then generate as any environment does.
+
+        A bad row would otherwise fail only when its rollout starts, after other rows
+        had already spent model calls.
+        """
+        rows = rows_from_inputs(inputs)
+        for task in dict.fromkeys(row["task"] for row in rows):
+            self.get_env_for_task(task)
+        return await super().generate(rows, client, model, sampling_args, **kwargs)
+
+    a_generate = generate
 
     async def score_group(self, states: list[State]) -> None:
         """Each group goes to its own environment, which scores it with its rubric and monitors.
 
         Each rollout then reports only its environment's metrics (0.3.0); the
-        rubric's ``score_group`` keeps 0.1.x's zero-filled union for direct callers.
+        rubric's ``score_group`` keeps 0.1.x's zero-filled union (and its score of 0
+        for an unknown task) for direct callers. A state whose task names no member
+        raises :class:`~verifiers.errors.UsageError`, as in :meth:`get_env_for_task`.
         """
         by_task: dict[str, list[State]] = {}
         for state in states:
             by_task.setdefault(state.get("task", "default"), []).append(state)
         for task, group in by_task.items():
-            if task in self.env_map:
-                await self.env_map[task].score_group(group)
-            else:
-                await self.rubric.score_group(group)
+            await self.get_env_for_task(task).score_group(group)
 
     async def teardown(self) -> None:
         for env in self.envs:
@@ -127,13 +174,16 @@ class EnvGroup(Environment):
 
 
 def _concat(names: list[str], datasets: list[Dataset | None]) -> Dataset | None:
+    """The members' rows in order, each labelled with its member's name and renumbered."""
     rows: list[dict[str, Any]] = []
     for name, dataset in zip(names, datasets):
         for row in dataset or []:
             rows.append({
                 "prompt": row["prompt"],
                 "answer": row.get("answer", ""),
-                "task": row.get("task") or name,
+                # The member's name, never the row's own label: routing must not depend on members
+                # labelling their rows with the names the group happens to give them.
+                "task": name,
                 # JSON keeps differently-shaped info dicts from fighting over one Arrow schema.
                 "info": json.dumps(row.get("info") or {}),
             })

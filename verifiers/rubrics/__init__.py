@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
+    from verifiers.rubrics.length_penalty import LengthPenaltyRubric, add_length_instruction
     from verifiers.rubrics.math_rubric import MathRubric
     from verifiers.rubrics.rubric import Rubric
     from verifiers.rubrics.rubric_group import RubricGroup
@@ -21,6 +22,8 @@ _MODULES = {
     "DEFAULT_JUDGE_PROMPT": "judge_rubric",
     "JudgeError": "judge_rubric",
     "JudgeRubric": "judge_rubric",
+    "LengthPenaltyRubric": "length_penalty",
+    "add_length_instruction": "length_penalty",
     "MathRubric": "math_rubric",
     "Rubric": "rubric",
     "RubricGroup": "rubric_group",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import verifiers as vf
 from trainer_adapter.errors import TrainerConfigError
+from trainer_adapter.orchestrator.buffer import BufferConfig, DifficultyBuffer
 from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 
 SMALL = {"num_train_examples": 8, "num_eval_examples": 2}
@@ -25,12 +28,32 @@ def test_several_environments_become_a_weighted_group() -> None:
     assert sorted(set(env.get_dataset()["task"])) == ["arithmetic", "reverse-text"]
 
 
-def test_names_must_be_unique_and_match_the_rows_tasks() -> None:
+def test_names_must_be_unique() -> None:
     with pytest.raises(TrainerConfigError, match="unique"):
         load_env_mix([EnvConfig(id="arithmetic", args=SMALL), EnvConfig(id="arithmetic", args=SMALL)])
-    # arithmetic labels its rows task = "arithmetic": another name would run every row in the wrong environment
-    with pytest.raises(TrainerConfigError, match=r"rows with task \['arithmetic'\] match no environment name"):
-        load_env_mix([EnvConfig(id="arithmetic", args=SMALL, name="sums"), EnvConfig(id="reverse-text", args=SMALL)])
+
+
+def _solve(request: Any) -> str:
+    """Right for both environments: sums ``a+b``, reverses anything else."""
+    text = request.last_user_text
+    if "+" in text:
+        a, b = text.split("+")
+        return str(int(a) + int(b))
+    return text[::-1]
+
+
+async def test_a_name_other_than_the_rows_task_routes_and_scores_right(serve, client_for) -> None:
+    # arithmetic labels its own rows task = "arithmetic"; the group relabels them "sums", the name they are mixed by
+    env, weights = load_env_mix([EnvConfig(id="arithmetic", args=SMALL, name="sums", weight=3.0),
+                                 EnvConfig(id="reverse-text", args=SMALL, name="rev")])
+    assert weights == {"sums": 3.0, "rev": 1.0}
+    assert sorted(set(env.get_dataset()["task"])) == ["rev", "sums"]
+    buffer = DifficultyBuffer(list(range(len(env.get_dataset()))), BufferConfig(),
+                              tasks=dict(enumerate(env.get_dataset()["task"])), task_weights=weights)
+    assert {buffer.tasks[i] for i in buffer.sample_problems(32)} == {"sums", "rev"}
+    results = await env.evaluate(client_for(serve(_solve)), "m")
+    assert [o["task"] for o in results["outputs"]] == ["sums"] * 2 + ["rev"] * 2
+    assert results.reward == pytest.approx([1.0] * 4)  # each row ran and was scored in its own environment
 
 
 def test_bad_entries_are_rejected() -> None:

@@ -49,3 +49,82 @@ def test_bad_groups_are_rejected() -> None:
         vf.EnvGroup([])
     with pytest.raises(ValueError):
         vf.EnvGroup([_env(["a"], length), _env(["b"], length)], env_names=["same", "same"])
+
+
+# -- rows that carry their own task label (as the bundled environments' rows do) -------------------------
+
+
+def exact_sum(completion, answer) -> float:
+    return float(completion[-1]["content"].strip() == answer)
+
+
+def exact_reversal(completion, answer) -> float:
+    return float(completion[-1]["content"] == answer)
+
+
+def _labelled_env(rows: list[tuple[str, str]], label: str, func) -> vf.SingleTurnEnv:
+    """A bundled-style environment: every row carries its own ``task`` label."""
+    ds = Dataset.from_list([{"question": q, "answer": a, "task": label} for q, a in rows])
+    return vf.SingleTurnEnv(dataset=ds, eval_dataset=ds, rubric=vf.Rubric(funcs=[func]))
+
+
+def _solver(request) -> str:
+    """Sums ``a+b`` questions, reverses anything else: right for both environments' rows."""
+    text = request.last_user_text
+    if "+" in text:
+        a, b = text.split("+")
+        return str(int(a) + int(b))
+    return text[::-1]
+
+
+async def test_rows_with_their_own_task_are_relabelled_and_routed_to_their_env(serve, client_for) -> None:
+    client = client_for(serve(_solver))
+    # The sums rows say "reverse", the other environment's name; the reversal rows say "arithmetic", no name at all.
+    sums = _labelled_env([("12+30", "42"), ("5+6", "11")], "reverse", exact_sum)
+    reversal = _labelled_env([("abc", "cba")], "arithmetic", exact_reversal)
+    group = vf.EnvGroup([sums, reversal], env_names=["sums", "reverse"])
+    assert group.get_dataset()["task"] == ["sums", "sums", "reverse"]
+    assert group.get_eval_dataset()["task"] == ["sums", "sums", "reverse"]
+    results = await group.evaluate(client, "m", rollouts_per_example=2)
+    assert [o["task"] for o in results["outputs"]] == ["sums"] * 4 + ["reverse"] * 2
+    assert results.reward == [1.0] * 6  # each row ran and was scored by its own environment
+    assert "exact_sum" in results["outputs"][0]["metrics"] and "exact_reversal" not in results["outputs"][0]["metrics"]
+    assert "exact_reversal" in results["outputs"][-1]["metrics"]
+
+
+async def test_the_same_label_in_both_envs_routes_by_env(serve, client_for) -> None:
+    client = client_for(serve(_solver))
+    group = vf.EnvGroup([_labelled_env([("1+2", "3")], "arithmetic", exact_sum),
+                         _labelled_env([("xy", "yx")], "arithmetic", exact_reversal)])
+    assert group.get_dataset()["task"] == ["env_0", "env_1"]
+    results = await group.evaluate(client, "m")
+    assert results.reward == [1.0, 1.0]
+    assert [sorted(o["metrics"]) for o in results["outputs"]] == [["exact_sum", "num_turns"],
+                                                                  ["exact_reversal", "num_turns"]]
+
+
+async def test_a_task_naming_no_env_is_refused_before_any_model_call(serve, client_for) -> None:
+    import pytest
+
+    calls: list[str] = []
+
+    def policy(request) -> str:
+        calls.append(request.last_user_text)
+        return "x"
+
+    client = client_for(serve(policy))
+    group = vf.EnvGroup([_env(["ab"], starts_a), _env(["xyz"], length)], env_names=["letters", "sizes"])
+    prompt = [{"role": "user", "content": "ab"}]
+    good = {"prompt": prompt, "answer": "", "task": "letters", "example_id": 0}
+    message = r"no environment for task 'arithmetic'; its environments are \['letters', 'sizes'\]"
+    with pytest.raises(vf.UsageError, match=message):
+        await group.generate([good, {**good, "task": "arithmetic", "example_id": 1}], client, "m")
+    with pytest.raises(vf.UsageError, match="no environment for task 'default'"):
+        await group.generate({"prompt": [prompt]}, client, "m")  # no task column at all
+    with pytest.raises(vf.UsageError, match="no environment for task 'arithmetic'"):
+        await group.rollout({**good, "task": "arithmetic"}, client, "m")
+    with pytest.raises(vf.UsageError, match="no environment for task 'arithmetic'"):
+        group.get_env_for_task("arithmetic")
+    assert calls == []  # nothing ran on the first environment instead
+    results = await group.generate([good], client, "m")
+    assert results.reward == [0.0] and calls == ["ab"]  # a known task still runs
