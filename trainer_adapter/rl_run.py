@@ -72,7 +72,7 @@ class TrainerSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig, description="AdamW and its schedule.")
-    loss: LossConfig = Field(default_factory=LossConfig, description="The IcePop mask.")
+    loss: LossConfig = Field(default_factory=LossConfig, description="The policy loss and its bounds.")
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints and resume.")
     num_processes: int = Field(1, gt=0, description="Trainer ranks (torchrun --nproc-per-node).")
     threads_per_process: int = Field(1, gt=0, description="CPU threads per trainer rank.")

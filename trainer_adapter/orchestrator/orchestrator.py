@@ -75,6 +75,10 @@ class OrchestratorConfig(BaseModel):
     )
     eval_examples: int = Field(100, gt=0, description="Eval rows per evaluation (greedy, one rollout each).")
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Difficulty pools and filters.")
+    advantage_std_normalize: bool = Field(
+        False, description="Divide each group's advantages (reward − group mean) by the group's reward std + 1e-6 "
+        "(population std, GRPO-style); false: mean-centred only.",
+    )
     continuous_batching: bool = Field(
         True, description="Keep max_inflight_groups groups generating across steps and weight updates; false (with "
         "max_async_level = 0): the synchronous baseline, each step generates just its batch and waits for it.",
@@ -229,7 +233,7 @@ class Orchestrator:
         accepted = False
         for group in grouped.groups:
             if len(group.rollouts) == self.config.rollouts_per_example:
-                accepted |= self.buffer.add(assign_advantages(group))
+                accepted |= self.buffer.add(assign_advantages(group, self.config.advantage_std_normalize))
             else:
                 self.counts["incomplete_groups"] += 1
         self.fruitless = 0 if accepted else self.fruitless + 1

@@ -56,6 +56,18 @@ def trainable_tokens(micro_batches: Sequence[MicroBatch]) -> int:
     return sum(m and p > 0 for mb in micro_batches for m, p in zip(mb.loss_mask, mb.position_ids))
 
 
+def trainable_samples(micro_batches: Sequence[MicroBatch]) -> int:
+    """Samples with at least one trainable token (what ``normalization = "sequence"`` divides by)."""
+    count = 0
+    for mb in micro_batches:
+        start = 0
+        for length in mb.sample_lengths:
+            span = range(start, start + length)
+            count += any(mb.loss_mask[t] and mb.position_ids[t] > 0 for t in span)
+            start += length
+    return count
+
+
 def sync_gradients_after(model: torch.nn.Module, last: bool) -> None:
     """Under FSDP2, reduce gradients across ranks only after the step's last micro-batch."""
     setter = getattr(model, "set_requires_gradient_sync", None)
@@ -95,4 +107,4 @@ def _padded_rows(batch: MicroBatchTensors) -> tuple[torch.Tensor, torch.Tensor]:
     return rows, real
 
 
-__all__ = ["MicroBatchTensors", "sync_gradients_after", "token_logprobs", "trainable_tokens"]
+__all__ = ["MicroBatchTensors", "sync_gradients_after", "token_logprobs", "trainable_samples", "trainable_tokens"]

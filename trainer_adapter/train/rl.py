@@ -1,4 +1,4 @@
-"""The RL trainer process: wait for a step's batch, take one optimizer step with the IcePop loss, publish weights.
+"""The RL trainer process: wait for a step's batch, take one optimizer step with the policy loss, publish weights.
 
 Step n (0-based) trains the weights of version n on ``rollouts/step_<n>/rank_<r>.json``
 (written by the orchestrator, see :mod:`trainer_adapter.transport`) and produces version
@@ -6,6 +6,8 @@ n+1, exported to ``weights/step_<n+1>/`` (a Hugging Face folder renamed into pla
 the orchestrator hands to the inference servers' ``/update_weights``). The trainer never
 waits for rollouts beyond the batch it needs: how far the orchestrator may run ahead is
 the orchestrator's ``max_async_level``. ``time/wait_for_batch`` is the trainer's idle time.
+With ``loss.kl_coef > 0`` a second, frozen copy of ``model`` (the run's initial weights, also
+after a resume) is the reference of the KL penalty.
 
 Run under torchrun (one process per rank)::
 
@@ -21,17 +23,17 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 from pydantic import BaseModel, ConfigDict, Field
+from transformers import PreTrainedModel
 
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import MicroBatch
 from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
-from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
+from trainer_adapter.train.distributed import World, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
-from trainer_adapter.train.forward import trainable_tokens
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
-from trainer_adapter.train.rl_step import rl_backward
+from trainer_adapter.train.rl_step import rl_backward, step_normalizer
 from trainer_adapter.transport import remove_steps_before, wait_for_step
 
 
@@ -42,7 +44,7 @@ class RLTrainerConfig(BaseModel):
 
     model: ModelConfig = Field(default_factory=ModelConfig, description="The model to train.")
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig, description="AdamW and its schedule.")
-    loss: LossConfig = Field(default_factory=LossConfig, description="The IcePop mask.")
+    loss: LossConfig = Field(default_factory=LossConfig, description="The policy loss and its bounds.")
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints and resume.")
     max_steps: int = Field(20, gt=0, description="Optimizer steps in the run.")
     output_dir: Path = Field(Path("outputs/rl"), description="Shared run folder: batches in, weights and metrics out.")
@@ -58,6 +60,7 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
     torch.set_num_threads(config.threads_per_process)
     model, tokenizer = load_model(config.model)
     shard_model(model, world)
+    reference = _load_reference(config.model, world) if config.loss.kl_coef > 0 else None
     optimizer = build_optimizer(model, config.optimizer)
     root = config.output_dir
     checkpoints = root / "checkpoints"
@@ -68,8 +71,8 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         started = time.perf_counter()
         micro_batches = wait_for_step(root, step, world.rank, config.batch_timeout_s)
         waited = time.perf_counter() - started
-        step_tokens = int(all_reduce_sum(trainable_tokens(micro_batches), world))
-        metrics = rl_backward(model, micro_batches, step_tokens, config.loss, world)
+        step_count = step_normalizer(micro_batches, config.loss, world)
+        metrics = rl_backward(model, micro_batches, step_count, config.loss, world, reference)
         grad_norm = clip_gradients(model, config.optimizer.max_grad_norm)
         lr = lr_at(step, config.max_steps, config.optimizer)
         set_lr(optimizer, lr)
@@ -87,6 +90,17 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         if config.checkpoint.every and done % config.checkpoint.every == 0:
             save_checkpoint(checkpoints, done, model, optimizer, world, config.checkpoint.keep)
     return weights
+
+
+def _load_reference(config: ModelConfig, world: World) -> PreTrainedModel:
+    """A frozen copy of the initial model, sharded like the trained one (so it costs each rank a share, not a copy).
+
+    ``config`` names the initial weights, never a checkpoint, so a resumed run keeps its reference.
+    """
+    reference, _ = load_model(config)
+    reference.requires_grad_(False)
+    reference.eval()  # deterministic; the policy runs in training mode, which is the same for dropout-free models
+    return shard_model(reference, world)
 
 
 def _max_off_policy_steps(step: int, micro_batches: list[MicroBatch], world: World) -> int:

@@ -81,6 +81,16 @@ async def test_batches_respect_the_async_level_and_carry_group_advantages(tmp_pa
     assert orchestrator.inflight == {}  # nothing left running
 
 
+async def test_std_normalised_advantages_reach_the_batch(tmp_path, serve, client_for) -> None:
+    await _run(tmp_path, serve, client_for, steps=1, max_async_level=0, advantage_std_normalize=True)
+    micro_batches = [mb for rank in (0, 1) for mb in read_step(tmp_path, 0, rank) if any(mb.loss_mask)]
+    per_sample = [mb.advantages[sum(mb.sample_lengths[:i])] for mb in micro_batches
+                  for i in range(len(mb.sample_lengths))]
+    assert len(per_sample) == 8
+    # Each group's advantages have population std 1 (less the 1e-6), so their mean square over the batch is 1.
+    assert sum(a * a for a in per_sample) / 8 == pytest.approx(1.0, rel=1e-4)
+
+
 async def test_async_level_zero_is_on_policy(tmp_path, serve, client_for) -> None:
     _, _, lines = await _run(tmp_path, serve, client_for, steps=3, max_async_level=0, max_off_policy_steps=0)
     assert [line["servers_version"] for line in lines] == [0, 1, 2]

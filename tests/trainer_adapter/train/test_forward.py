@@ -7,7 +7,7 @@ import torch
 
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import Sample, pack
-from trainer_adapter.train.forward import MicroBatchTensors, token_logprobs
+from trainer_adapter.train.forward import MicroBatchTensors, token_logprobs, trainable_samples, trainable_tokens
 
 CPU = torch.device("cpu")
 
@@ -46,6 +46,16 @@ def test_a_samples_first_token_never_trains() -> None:
     tensors = MicroBatchTensors.from_micro_batch(mb, CPU)
     assert tensors.loss_mask.tolist() == [False, True, False]
     assert tensors.sample_ids.tolist() == [0, 0, 1]
+
+
+def test_trainable_samples_count_those_with_a_token_that_trains() -> None:
+    # [1, 2] trains its second token; [3] only its first (never trains); [4, 5] nothing; [6, 7] in a second bin.
+    samples = [Sample([1, 2], [True, True], [0.0] * 2, 1.0), Sample([3], [True], [0.0], 1.0),
+               Sample([4, 5], [False, False], [0.0] * 2, 1.0), Sample([6, 7], [False, True], [0.0] * 2, 1.0)]
+    micro_batches = pack(samples, seq_len=4)
+    assert len(micro_batches) == 2
+    assert trainable_samples(micro_batches) == 2
+    assert trainable_tokens(micro_batches) == 2
 
 
 def test_gradient_flows_to_the_weights(model) -> None:

@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import Sample, distribute, pack
 from trainer_adapter.train.export import WEIGHTS_FILE
@@ -69,3 +70,23 @@ def test_three_steps_publish_three_weight_versions(tmp_path: Path) -> None:
 def test_a_batch_that_never_comes_times_out(tmp_path: Path) -> None:
     with pytest.raises(TimeoutError, match="no batch for step 0"):
         run_rl_trainer(_config(tmp_path, batch_timeout_s=0.2))
+
+
+@pytest.mark.parametrize(
+    ("kind", "normalization", "kl_coef"),
+    [("icepop", "sequence", 0.1), ("ppo", "token", 0.0), ("gspo", "sequence", 0.0), ("cispo", "token", 0.1)],
+)
+def test_one_step_with_each_loss_type(tmp_path: Path, kind: str, normalization: str, kl_coef: float) -> None:
+    write_step(tmp_path, 0, _batch(version=0))
+    loss = LossConfig(type=kind, normalization=normalization, kl_coef=kl_coef)
+    last = run_rl_trainer(RLTrainerConfig(model=ModelConfig(seed=21), output_dir=tmp_path, max_steps=1, loss=loss))
+    (line,) = [json.loads(x) for x in (tmp_path / "trainer_metrics.jsonl").read_text().splitlines()]
+    assert line["mismatch_kl"] == pytest.approx(0.0, abs=1e-6) and line["grad_norm"] > 0
+    assert ("clipped" in line) == (kind != "icepop")
+    if kl_coef:  # the reference is the initial model, which step 0 trains
+        assert line["ref_kl"] == pytest.approx(0.0, abs=1e-6)
+    else:
+        assert "ref_kl" not in line
+    initial, _ = load_model(ModelConfig(seed=21))
+    trained = load_file(last / WEIGHTS_FILE)
+    assert not torch.equal(trained["model.embed_tokens.weight"], initial.model.embed_tokens.weight)
