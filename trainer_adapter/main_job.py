@@ -54,10 +54,15 @@ class SFTPhase(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    steps: int = Field(300, gt=0, description="SFT optimizer steps.")
+    steps: int = Field(800, gt=0, description="SFT optimizer steps at most (the cosine schedule spans them).")
+    stop_at_loss: float | None = Field(
+        0.4, gt=0, description="Stop SFT once its training loss (mean of 25 steps) is at most this; unset: run all "
+        "steps. Seeds reach a given loss after very different step counts (0.04 vs 0.38 at step 600).")
     lr: float = Field(2e-3, gt=0, description="SFT peak learning rate (cosine decay after 10 warm-up steps).")
     batch_size: int = Field(32, gt=0, description="SFT examples per step.")
     num_processes: int = Field(1, gt=0, description="SFT trainer ranks (one is fastest for the tiny model).")
+    num_layers: int = Field(
+        4, gt=0, description="Decoder layers of the tiny model (128 wide); 2 layers learn carries on some seeds only.")
 
 
 class RLPhase(BaseModel):
@@ -71,6 +76,11 @@ class RLPhase(BaseModel):
     batch_size: int = Field(512, gt=0, description="Rollouts per RL step (a multiple of rollouts_per_example).")
     rollouts_per_example: int = Field(8, gt=1, description="Rollouts per problem: the advantage baseline's group.")
     max_async_level: int = Field(1, ge=0, description="Batch n may come from weights as old as n − this.")
+    max_off_policy_steps: int = Field(
+        1, ge=0, description="Rollouts from weights further behind the trained ones are dropped (and counted).")
+    continuous_batching: bool = Field(
+        True, description="Keep groups generating across weight updates (false with max_async_level 0: synchronous).")
+    advantage_std_normalize: bool = Field(False, description="Divide each group's advantages by its reward std.")
     temperature: float = Field(1.0, gt=0, description="Sampling temperature of the training rollouts.")
     eval_every: int = Field(
         0, ge=0, description="Online greedy held-out evaluation every this many RL steps (0: off; plotted too)."
@@ -92,6 +102,7 @@ class EvalPhase(BaseModel):
     num_examples: int = Field(200, gt=0, description="Held-out rows (the environment's eval split).")
     rollouts_per_example: int = Field(8, gt=0, description="Rollouts per held-out row.")
     temperature: float = Field(1.0, ge=0, description="Sampling temperature (0: greedy).")
+    greedy: bool = Field(True, description="Also measure greedy accuracy (one reply per row at temperature 0).")
 
 
 class MainJobConfig(BaseModel):
@@ -121,10 +132,10 @@ def sft_run_config(config: MainJobConfig) -> dict[str, Any]:
     """``vf-train sft``'s config (an ``SFTConfig``) for the warm start."""
     return {
         "max_steps": config.sft.steps, "output_dir": str(config.output_dir / "sft"), "log_every": 25,
-        "num_processes": config.sft.num_processes, "model": {"seed": config.seed},
+        "num_processes": config.sft.num_processes, "model": {"seed": config.seed, "num_layers": config.sft.num_layers},
         "data": {"env": ENV_ID, "env_args": config.env_args(), "batch_size": config.sft.batch_size,
                  "seed": config.seed},
-        "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False},
+        "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False}, "stop_at_loss": config.sft.stop_at_loss,
     }  # fmt: skip
 
 
@@ -137,8 +148,10 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
         "env": {"id": ENV_ID, "args": config.env_args()}, "model": {"path": str(warm_start)},
         "orchestrator": {
             "model_name": MODEL_NAME, "batch_size": rl.batch_size, "rollouts_per_example": rl.rollouts_per_example,
-            "max_inflight_groups": max(2 * rl.batch_size // rl.rollouts_per_example, 1),
-            "max_async_level": rl.max_async_level, "temperature": rl.temperature, "max_tokens": config.max_tokens,
+            # One batch of groups in flight: with max_async_level 1 no rollout is more than a step behind.
+            "max_inflight_groups": max(rl.batch_size // rl.rollouts_per_example, 1),
+            "max_async_level": rl.max_async_level, "max_off_policy_steps": rl.max_off_policy_steps,
+            "continuous_batching": rl.continuous_batching, "advantage_std_normalize": rl.advantage_std_normalize, "temperature": rl.temperature, "max_tokens": config.max_tokens,
             "num_train_ranks": rl.num_processes, "seed": config.seed, "eval_every": rl.eval_every,
             "eval_examples": config.eval.num_examples,
             # Groups whose rollouts all score the same carry no gradient; keeping them costs the tiny trainer
@@ -153,13 +166,15 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
     }  # fmt: skip
 
 
-def vf_eval_command(config: MainJobConfig, base_url: str, model: str) -> list[str]:
-    """The ``vf-eval`` command line for the held-out measurement (BEFORE and AFTER alike)."""
+def vf_eval_command(config: MainJobConfig, base_url: str, model: str, greedy: bool = False) -> list[str]:
+    """The ``vf-eval`` command line for the held-out measurement (BEFORE and AFTER alike); ``greedy``: one reply
+    per row at temperature 0."""
     ev = config.eval
+    replies, temperature = (1, 0.0) if greedy else (ev.rollouts_per_example, ev.temperature)
     return [
         *_console_script("vf-eval", "cli.vf_eval"), ENV_ID, "-m", model, "-b", base_url, "-k", "VF_MAIN_JOB_KEY",
-        "-n", str(ev.num_examples), "-r", str(ev.rollouts_per_example), "-c", "64",
-        "-t", str(config.max_tokens), "-T", str(ev.temperature), "-a", json.dumps(config.env_args()),
+        "-n", str(ev.num_examples), "-r", str(replies), "-c", "64",
+        "-t", str(config.max_tokens), "-T", str(temperature), "-a", json.dumps(config.env_args()),
         "-o", str(config.output_dir),
     ]  # fmt: skip
 
@@ -216,24 +231,55 @@ class _Follower:
 
 
 
+def _final_weights(folder: Path) -> Path:
+    """The newest ``step_<n>`` weights folder of a finished SFT run."""
+    steps = [p for p in folder.glob("step_*") if p.name.removeprefix("step_").isdigit()]
+    if not steps:
+        raise TrainerError(f"SFT wrote no weights under {folder}")
+    return max(steps, key=lambda p: int(p.name.removeprefix("step_")))
+
+
 def _job_server(config: MainJobConfig, weights: Path) -> InferenceServer:
     """The job's vLLM server (not started) on ``weights``: the orchestrator's model name, and one per evaluation."""
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.train.launch import free_port
 
-    names = [MODEL_NAME, f"{MODEL_NAME}-sft", f"{MODEL_NAME}-rl"]  # vf-eval files each run under its name
+    # vf-eval files each run under its model name
+    names = [MODEL_NAME, *(f"{MODEL_NAME}-{phase}{kind}" for phase in ("sft", "rl") for kind in ("", "-greedy"))]
     return InferenceServer(
         InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), max_num_seqs=_MAX_NUM_SEQS),
         python=config.vllm_python, log_path=config.output_dir / "vllm.log",
     )
 
 
-def _evaluate(config: MainJobConfig, base_url: str, model: str) -> float:
+def _evaluate(config: MainJobConfig, base_url: str, model: str, greedy: bool = False) -> float:
     """The held-out reward of what the server at ``base_url`` serves now, measured by ``vf-eval`` as ``model``."""
     root = config.output_dir
-    _run_following(vf_eval_command(config, base_url, model), root / f"vf_eval_{model}.log",
+    _run_following(vf_eval_command(config, base_url, model, greedy), root / f"vf_eval_{model}.log",
                    lambda: None, env={"VF_MAIN_JOB_KEY": "local", "COLUMNS": "200"})
     return held_out_reward(eval_run_dir(root, ENV_ID, model))
+
+
+def _measure(config: MainJobConfig, base_url: str, phase: str, results: dict[str, float]) -> None:
+    """The held-out reward (sampled) and, when asked, greedy accuracy of the served weights, into ``results``."""
+    results[phase] = _evaluate(config, base_url, f"{MODEL_NAME}-{phase}")
+    line = f"  held-out reward ({phase}): {results[phase]:.3f}"
+    if config.eval.greedy:
+        results[f"{phase}_greedy"] = _evaluate(config, base_url, f"{MODEL_NAME}-{phase}-greedy", greedy=True)
+        line += f"   greedy accuracy: {results[f'{phase}_greedy']:.3f}"
+    _say(line)
+
+
+def mismatch_kl(rl_dir: Path) -> dict[str, float]:
+    """The trainer's per-token KL estimate against the inference server's logprobs, over the run's steps.
+
+    With the job's synchronous schedule every rollout comes from the weights the trainer holds, so this is
+    the trainer/vLLM difference alone; with ``max_async_level`` 1 it adds up to one step's policy change.
+    """
+    values = [float(m["mismatch_kl"]) for m in read_jsonl(rl_dir / "trainer_metrics.jsonl") if "mismatch_kl" in m]
+    if not values:
+        return {}
+    return {"mean": sum(values) / len(values), "max": max(values)}
 
 
 def _load_weights(base_url: str, weights: Path) -> str:
@@ -295,15 +341,15 @@ def _prepare_output(config: MainJobConfig) -> Path:
 
 
 def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[str], warm: Path,
-                   times: dict[str, float]) -> tuple[float, float, str]:
-    """BEFORE, RL and AFTER on one vLLM server, stopped at the end whatever happens; returns the two
-    held-out rewards and the folder the server served for AFTER."""
+                   times: dict[str, float]) -> tuple[dict[str, float], str]:
+    """BEFORE, RL and AFTER on one vLLM server, stopped at the end whatever happens; returns the held-out
+    measurements (``sft``, ``rl`` and their ``_greedy``) and the folder the server served for AFTER."""
     root, clock = config.output_dir, time.monotonic()
+    results: dict[str, float] = {}
     try:
         server.start(config.server_timeout_s)
         _say(f"  vLLM serves {warm} at {server.base_url}; running vf-eval")
-        before = _evaluate(config, server.base_url, f"{MODEL_NAME}-sft")
-        _say(f"  held-out reward before RL: {before:.3f}")
+        _measure(config, server.base_url, "sft", results)
         times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
 
         rl_dir = root / "rl"
@@ -314,12 +360,11 @@ def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[s
         _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
         served = _load_weights(server.base_url, rl_dir / "weights" / f"step_{config.rl.steps}")
         _say(f"  vLLM now serves {served}; running vf-eval")
-        after = _evaluate(config, server.base_url, f"{MODEL_NAME}-rl")
-        _say(f"  held-out reward after RL: {after:.3f}")
+        _measure(config, server.base_url, "rl", results)
         times["eval_after"] = time.monotonic() - clock
     finally:
         server.stop()
-    return before, after, served
+    return results, served
 
 
 def run_main_job(config: MainJobConfig) -> dict[str, Any]:
@@ -344,14 +389,20 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
     show_sft = _Follower(root / "sft" / "metrics.jsonl",
                          lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
     _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
-    warm = root / "sft" / "weights" / f"step_{config.sft.steps}"
+    warm = _final_weights(root / "sft" / "weights")
     times["sft"] = time.monotonic() - clock
+    if warm.name != f"step_{config.sft.steps}":
+        _say(f"  SFT reached its loss target ({config.sft.stop_at_loss}) at {warm.name}")
 
     _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
-    before, after, served = _on_the_server(config, _job_server(config, warm), train, warm, times)
+    results, served = _on_the_server(config, _job_server(config, warm), train, warm, times)
+    before, after = results["sft"], results["rl"]
+    kl = mismatch_kl(root / "rl")
 
     png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png")
-    summary = {"before": before, "after": after, "seconds": {k: round(v, 1) for k, v in times.items()},
+    summary = {"before": before, "after": after, "greedy_before": results.get("sft_greedy"),
+               "greedy_after": results.get("rl_greedy"), "mismatch_kl": kl,
+               "seconds": {k: round(v, 1) for k, v in times.items()},
                "total_seconds": round(sum(times.values()), 1), "reward_curve": str(png), "after_weights": served,
                "evals": {"before": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-sft")),
                          "after": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-rl"))}}
@@ -359,10 +410,15 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
     _say(f"outputs: {root} (sft/, rl/, evals/, *.log); reward curve: {png}; summary: {root / 'summary.json'}")
     phases = ", ".join(f"{k} {v:.0f} s" for k, v in summary["seconds"].items())
     _say(f"time: {summary['total_seconds']:.0f} s ({phases})")
+    if kl:
+        _say(f"mismatch KL (trainer vs vLLM logprobs, per token, over {config.rl.steps} steps): "
+             f"mean {max(kl['mean'], 0.0):.4f}, max {max(kl['max'], 0.0):.4f}")
+    if config.eval.greedy:
+        _say(f"greedy accuracy: {results['sft_greedy']:.2f} -> {results['rl_greedy']:.2f}")
     _say(summary_line(before, after))
     return summary
 
 
-__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase",
+__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "mismatch_kl",
            "rl_run_config", "run_main_job", "sft_run_config",
            "vf_eval_command"]

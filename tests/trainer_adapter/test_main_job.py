@@ -19,6 +19,7 @@ from cli.vf_train import main as vf_train_main
 from trainer_adapter.main_job import (
     MainJobConfig,
     RLPhase,
+    mismatch_kl,
     rl_run_config,
     run_main_job,
     sft_run_config,
@@ -60,6 +61,10 @@ def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None
     assert rl.max_steps == config.rl.steps and str(rl.model.path) == "/w/sft/weights/step_1"
     assert rl.orchestrator.batch_size == config.rl.batch_size
     assert rl.orchestrator.buffer.drop_uniform_groups is False
+    assert sft.model.num_layers == config.sft.num_layers == 4
+    # the job's schedule on 2 cores: synchronous, so every rollout comes from the weights it trains
+    assert rl.orchestrator.max_async_level == 0 and rl.orchestrator.continuous_batching is False
+    assert rl.orchestrator.max_inflight_groups == config.rl.batch_size // config.rl.rollouts_per_example
     # the same held-out rows everywhere: SFT and RL train on the split the evaluation never sees
     assert sft.data.env_args == rl.env.args == config.env_args()
     assert config.env_args()["num_eval_examples"] == config.eval.num_examples
@@ -77,6 +82,20 @@ def test_before_and_after_are_measured_the_same_way() -> None:
     assert {before[i - 1] for i in differing} == {"-m", "-b"}
     assert before[before.index("-n") + 1] == str(config.eval.num_examples)
     assert json.loads(before[before.index("-a") + 1]) == config.env_args()
+
+
+def test_greedy_accuracy_is_one_reply_per_row_at_temperature_zero() -> None:
+    config = MainJobConfig()
+    greedy = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-sft-greedy", greedy=True)
+    assert greedy[greedy.index("-r") + 1] == "1" and greedy[greedy.index("-T") + 1] == "0.0"
+    assert greedy[greedy.index("-n") + 1] == str(config.eval.num_examples)  # the same held-out rows
+
+
+def test_mismatch_kl_summarises_the_trainer_metrics(tmp_path: Path) -> None:
+    assert mismatch_kl(tmp_path) == {}  # no run yet
+    lines = [{"step": 1, "mismatch_kl": 0.0}, {"step": 2, "mismatch_kl": 0.004}, {"step": 3, "loss": 1.0}]
+    (tmp_path / "trainer_metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert mismatch_kl(tmp_path) == pytest.approx({"mean": 0.002, "max": 0.004})
 
 
 def test_bad_settings_are_refused() -> None:
@@ -188,7 +207,11 @@ def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     assert match, lines[-5:]
     summary = json.loads((out / "summary.json").read_text())
     assert float(match.group(1)) == round(summary["before"], 2) and float(match.group(2)) == round(summary["after"], 2)
-    assert summary["after"] > summary["before"] + 0.02, summary
+    # seeds 0-2 gained 0.17-0.25 on a quiet machine (docs/trainer.md); the margin is for a loaded CI machine
+    assert summary["after"] > summary["before"] + 0.10, summary
+    assert summary["greedy_after"] >= summary["greedy_before"] - 0.02, summary  # learning, not only sharpening
+    assert summary["mismatch_kl"]["max"] < 0.01, summary  # synchronous: trainer vs vLLM on the same weights
+    assert any(line.startswith("mismatch KL (trainer vs vLLM") for line in lines)
     _assert_png(out / "reward_curve.png")
     assert any(line.startswith("  rl step 1/") for line in lines)  # progress a user can follow
     trainer = read_jsonl(out / "rl" / "trainer_metrics.jsonl")

@@ -17,6 +17,7 @@ Output folder: ``metrics.jsonl`` (one line per logged step), ``checkpoints/step_
 from __future__ import annotations
 
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,16 @@ class SFTConfig(BaseModel):
     threads_per_process: int = Field(
         1, gt=0, description="CPU threads per rank; more than the free cores makes torch's threads spin and crawl."
     )
+    stop_at_loss: float | None = Field(
+        None, gt=0, description="Stop early once the mean training loss of the last stop_window steps is at most "
+        "this (a warm start of a given quality rather than a given length); unset: run max_steps.",
+    )
+    stop_window: int = Field(25, gt=0, description="Steps the stop_at_loss mean is taken over.")
 
 
 def run_sft(config: SFTConfig) -> Path:
-    """Train; returns the final weights folder. Every rank calls it (inside a process group)."""
+    """Train; returns the final weights folder (``weights/step_<n>``, n = max_steps or the step the early stop
+    was reached). Every rank calls it (inside a process group)."""
     world = init_distributed()
     torch.set_num_threads(config.threads_per_process)
     model, tokenizer = load_model(config.model)
@@ -66,6 +73,8 @@ def run_sft(config: SFTConfig) -> Path:
     if world.is_main:
         root.mkdir(parents=True, exist_ok=True)
         (root / "run_config.json").write_text(config.model_dump_json(indent=2))
+    recent: deque[float] = deque(maxlen=config.stop_window)
+    last = config.max_steps
     for step in range(start, config.max_steps):
         started = time.perf_counter()
         batch = step_samples(samples, config.data.batch_size, step, config.data.seed)
@@ -76,14 +85,28 @@ def run_sft(config: SFTConfig) -> Path:
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         done = step + 1
-        if world.is_main and (done % config.log_every == 0 or done == config.max_steps):
+        recent.append(loss)  # the all-reduced loss: every rank takes the same decision to stop
+        stop = _reached(recent, config)
+        if world.is_main and (done % config.log_every == 0 or done == config.max_steps or stop):
             line = {"step": done, "loss": loss, "grad_norm": grad_norm, "lr": lr, "tokens": tokens,
                     "step_time_s": time.perf_counter() - started}
+            if stop:
+                line["stopped_at_loss"] = sum(recent) / len(recent)
             log_step(metrics_file, line)
+        if stop:
+            last = done
+            break
         if config.checkpoint.every and done % config.checkpoint.every == 0 and done < config.max_steps:
             save_checkpoint(root / "checkpoints", done, model, optimizer, world, config.checkpoint.keep)
-    save_checkpoint(root / "checkpoints", config.max_steps, model, optimizer, world, config.checkpoint.keep)
-    return export_weights(model, tokenizer, root / "weights" / f"step_{config.max_steps}", world)
+    save_checkpoint(root / "checkpoints", last, model, optimizer, world, config.checkpoint.keep)
+    return export_weights(model, tokenizer, root / "weights" / f"step_{last}", world)
+
+
+def _reached(recent: deque[float], config: SFTConfig) -> bool:
+    """Whether the early stop's loss target is met by a full window of recent losses."""
+    if config.stop_at_loss is None or len(recent) < config.stop_window:
+        return False
+    return sum(recent) / len(recent) <= config.stop_at_loss
 
 
 def _resume(
