@@ -3,7 +3,8 @@
 CONFIG is a TOML file; every field of the run's config is also an option
 (``--optimizer.lr 3e-4``, ``--data.batch-size 64``) whose help is the field's description.
 Values are TOML (``true``, ``[1, 2]``, ``{a = 1}``) or plain strings. The config is
-checked here, before any trainer process starts.
+checked here, before any trainer process starts. ``vf-train rl CONFIG --resume`` continues a
+killed run in the config's ``output_dir`` (exit status 2, with the reason, when there is none to continue).
 """
 
 from __future__ import annotations
@@ -33,15 +34,22 @@ def _flag(path: str) -> str:
     return "--" + ".".join(part.replace("_", "-") for part in path.split("."))
 
 
-Runner = Callable[[Path, list[str], Any], int]
+Runner = Callable[..., int]
+"""``run(config_path, overrides, config, **flags) -> exit status``."""
+
+_RESUME_HELP = ("Continue the run in output_dir from its newest checkpoint (trainer, servers' weights and "
+                "orchestrator state); it must have been started with the same config.")
 
 
-def _config_command(config_cls: type[BaseModel], run: Runner) -> Callable[..., None]:
-    """A typer command taking CONFIG plus one option per config field, all validated by ``config_cls``."""
+def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool = False) -> Callable[..., None]:
+    """A typer command taking CONFIG plus one option per config field, all validated by ``config_cls``.
+
+    ``resume_flag`` adds ``--resume``, passed to ``run`` as ``resume=``.
+    """
     fields = flat_fields(config_cls)
     by_param = {f.path.replace(".", "__"): f.path for f in fields}
 
-    def command(config: Path, **options: str | None) -> None:
+    def command(config: Path, resume: bool = False, **options: str | None) -> None:
         overrides = {by_param[k]: parse_value(v) for k, v in options.items() if v is not None}
         try:
             loaded = load_config(config_cls, config, overrides)
@@ -49,10 +57,13 @@ def _config_command(config_cls: type[BaseModel], run: Runner) -> Callable[..., N
             typer.echo(f"Error: {e}", err=True)
             raise typer.Exit(2) from None
         passed = [f"{by_param[k]}={v}" for k, v in options.items() if v is not None]
-        raise typer.Exit(run(config, passed, loaded))
+        raise typer.Exit(run(config, passed, loaded, resume=resume) if resume_flag else run(config, passed, loaded))
 
     params = [inspect.Parameter("config", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                 annotation=Annotated[Path, typer.Argument(help="The run's TOML config file.")])]
+    if resume_flag:
+        params.append(inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False,
+                                        annotation=Annotated[bool, typer.Option("--resume", help=_RESUME_HELP)]))
     for f in fields:
         option = typer.Option(_flag(f.path), help=f.description, metavar=f.type_name.upper(), show_default=False)
         params.append(inspect.Parameter(f.path.replace(".", "__"), inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -78,12 +89,15 @@ app.command("sft", help="Supervised fine-tuning on prompt/completion data (FSDP2
 )
 
 
-def _run_rl(config_path: Path, overrides: list[str], config: Any) -> int:
-    from trainer_adapter.errors import TrainerError
+def _run_rl(config_path: Path, overrides: list[str], config: Any, resume: bool = False) -> int:
+    from trainer_adapter.errors import RunFolderError, TrainerError
     from trainer_adapter.rl_run import run_rl
 
     try:
-        return run_rl(config)
+        return run_rl(config, resume=resume)
+    except RunFolderError as e:  # the folder does not fit the command: a usage error, nothing was started
+        typer.echo(f"Error: {e}", err=True)
+        return 2
     except TrainerError as e:  # a process of the run failed: say which and why, without a traceback of ours
         typer.echo(f"Error: {e}", err=True)
         return 1
@@ -96,7 +110,7 @@ def _rl_config() -> type[BaseModel]:
 
 
 app.command("rl", help="Asynchronous RL on one machine: vLLM servers, the FSDP2 trainer and the orchestrator.")(
-    _config_command(_rl_config(), _run_rl)
+    _config_command(_rl_config(), _run_rl, resume_flag=True)
 )
 
 

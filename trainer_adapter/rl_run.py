@@ -11,6 +11,12 @@
    then the trainer finishes its last step and the servers are stopped. Should the trainer exit
    first, the run stops at once with :class:`TrainerExitedError` and the end of ``trainer.log``.
 
+Every ``trainer.checkpoint.every`` steps the trainer checkpoints and the orchestrator saves its state;
+``run_rl(config, resume=True)`` (``vf-train rl CONFIG --resume``) continues a killed run from the
+newest such step (:mod:`trainer_adapter.resume`). Without ``resume`` a folder where a run already made
+progress is refused. The servers and the trainer ranks go down with this process, even on ``kill -9``
+(:mod:`trainer_adapter.lifeline`).
+
 Several machines: run ``python -m trainer_adapter.inference.vllm_server`` on each inference node, the
 trainer with torchrun on the trainer nodes (shared ``output_dir``), and the orchestrator with the
 servers' URLs; docs/trainer.md shows the commands.
@@ -19,6 +25,7 @@ servers' URLs; docs/trainer.md shows the commands.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 from collections.abc import Coroutine
@@ -28,12 +35,16 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainer_adapter.errors import TrainerConfigError
+from trainer_adapter.errors import RunFolderError, TrainerConfigError
+from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from trainer_adapter.orchestrator.state import load_state
+from trainer_adapter.resume import (RUN_CONFIG, ResumePoint, check_fresh_folder, find_resume_point, lock_run_folder,
+                                    rewind)
 from trainer_adapter.train.checkpoint import CheckpointConfig
 from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.train.launch import free_port, torchrun_command
@@ -66,6 +77,18 @@ class ServersConfig(BaseModel):
     )
 
 
+class RunCheckpointConfig(BaseModel):
+    """How often the run is checkpointed (trainer and orchestrator together), so that --resume can continue it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    every: int = Field(
+        10, ge=0, description="Checkpoint the trainer (model, optimizer) and save the orchestrator's state every this "
+        "many steps; vf-train rl --resume continues from the newest (0: never, and the run cannot be resumed).",
+    )
+    keep: int = Field(2, ge=1, description="Newest checkpoints kept on disk (with their weights folders).")
+
+
 class TrainerSection(BaseModel):
     """The trainer's own settings (model, length and folder come from the run)."""
 
@@ -73,7 +96,8 @@ class TrainerSection(BaseModel):
 
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig, description="AdamW and its schedule.")
     loss: LossConfig = Field(default_factory=LossConfig, description="The policy loss and its bounds.")
-    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints and resume.")
+    checkpoint: RunCheckpointConfig = Field(
+        default_factory=RunCheckpointConfig, description="Checkpoints, which --resume continues from.")
     num_processes: int = Field(1, gt=0, description="Trainer ranks (torchrun --nproc-per-node).")
     threads_per_process: int = Field(1, gt=0, description="CPU threads per trainer rank.")
 
@@ -121,7 +145,7 @@ class RLRunConfig(BaseModel):
 
 
 def prepare_initial_weights(config: RLRunConfig) -> Path:
-    """``OUTPUT/base``: the folder every process starts from (version 0)."""
+    """``OUTPUT/base``: the folder every process starts from (version 0); kept if it exists."""
     dest = config.output_dir / "base"
     if dest.is_dir():
         return dest
@@ -134,18 +158,54 @@ def prepare_initial_weights(config: RLRunConfig) -> Path:
     return dest
 
 
-def trainer_config(config: RLRunConfig, initial: Path) -> RLTrainerConfig:
-    """The trainer process's config: the run's model folder, length and output folder, plus its section."""
+def trainer_config(config: RLRunConfig, initial: Path, resume_step: int | None = None) -> RLTrainerConfig:
+    """The trainer process's config: the run's model folder, length and output folder, plus its section.
+
+    It resumes from ``checkpoints/step_<resume_step>`` and from nothing else: the launcher decides the
+    step, so that trainer and orchestrator agree on it.
+    """
     section = config.trainer
+    checkpoint = CheckpointConfig(every=section.checkpoint.every, keep=section.checkpoint.keep, resume=False)
     return RLTrainerConfig(
-        model=ModelConfig(path=initial), optimizer=section.optimizer, loss=section.loss, checkpoint=section.checkpoint,
+        model=ModelConfig(path=initial), optimizer=section.optimizer, loss=section.loss, checkpoint=checkpoint,
         max_steps=config.max_steps, output_dir=config.output_dir, num_processes=section.num_processes,
-        threads_per_process=section.threads_per_process,
+        threads_per_process=section.threads_per_process, resume_step=resume_step,
     )
 
 
-def run_rl(config: RLRunConfig) -> int:
-    """Run every process to the end; returns the trainer's exit status."""
+def check_run_folder(config: RLRunConfig, resume: bool) -> ResumePoint | None:
+    """Check, without changing anything, that ``output_dir`` fits the command; the step to resume from, if ``resume``.
+
+    A new run needs a folder where no run made progress yet; a resumed run needs the config the run
+    started with and a step to continue from (:func:`trainer_adapter.resume.find_resume_point`).
+    """
+    root = config.output_dir
+    if not resume:
+        check_fresh_folder(root)
+        return None
+    if not root.is_dir():
+        raise RunFolderError(f"{root} does not exist: there is no run to resume")
+    point = find_resume_point(root, config.model_dump(mode="json"), config.trainer.checkpoint.every)
+    load_state(point.state)  # refuse a damaged state now, before anything starts
+    return point
+
+
+def start_run_folder(config: RLRunConfig) -> None:
+    """Set ``output_dir`` up for a new run: record its config, and drop a ``base`` that a run which failed
+    before its first batch may have left (perhaps of another model)."""
+    root = config.output_dir
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(root / "base", ignore_errors=True)
+    (root / RUN_CONFIG).write_text(config.model_dump_json(indent=2))
+
+
+def run_rl(config: RLRunConfig, resume: bool = False) -> int:
+    """Run every process to the end; returns the trainer's exit status.
+
+    ``resume``: continue the run in ``output_dir`` from its newest checkpointed step (see
+    :mod:`trainer_adapter.resume`). Raises :class:`RunFolderError`, before anything starts, when the
+    folder does not fit (nothing to resume, another config's run, or a run already there).
+    """
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.inference.weights_client import WeightsClient
     from verifiers.http import make_openai_client
@@ -154,12 +214,19 @@ def run_rl(config: RLRunConfig) -> int:
         raise TrainerConfigError(f"inference.python {config.inference.python} does not exist: run bash "
                                  "scripts/setup_vllm_cpu.sh, or point it at an interpreter that has vLLM")
     root = config.output_dir
-    root.mkdir(parents=True, exist_ok=True)
-    initial = prepare_initial_weights(config)
-    env, task_weights = load_env_mix(config.env_entries())  # fail on a bad env before starting anything
-    (root / "trainer_config.json").write_text(trainer_config(config, initial).model_dump_json(indent=2))
+    point = check_run_folder(config, resume)
+    if point is not None and point.step >= config.max_steps:
+        print(f"nothing to resume: the run in {root} reached max_steps ({config.max_steps})", flush=True)
+        return 0
     name = config.orchestrator.model_name
     with ExitStack() as stack:
+        stack.callback(lock_run_folder(root).close)  # held until this process ends, however it ends
+        if point is None:
+            start_run_folder(config)
+        initial = prepare_initial_weights(config)
+        env, task_weights = load_env_mix(config.env_entries())  # fail on a bad env before starting anything
+        (root / "trainer_config.json").write_text(
+            trainer_config(config, initial, point.step if point else None).model_dump_json(indent=2))
         servers = [
             InferenceServer(
                 InferenceConfig(model=str(initial), served_model_name=name, port=free_port(),
@@ -167,32 +234,52 @@ def run_rl(config: RLRunConfig) -> int:
                                 max_num_seqs=config.inference.max_num_seqs, kv_cache_gib=config.inference.kv_cache_gib,
                                 gpu_memory_utilization=config.inference.gpu_memory_utilization,
                                 dtype=config.inference.dtype),
-                python=config.inference.python, log_path=root / f"inference_{i}.log",
+                python=config.inference.python, log_path=root / f"inference_{i}.log", die_with_parent=True,
             )
             for i in range(0 if config.inference.urls else config.inference.num_servers)
         ]
+        urls = config.inference.urls or [s.base_url for s in servers]
+        # The SDK's keep-alive transport: the orchestrator's CPU goes to rollouts, not to httpx's pool scans.
+        clients = [make_openai_client(url, api_key="local", max_retries=3) for url in urls]
+        updaters = [WeightsClient(url) for url in urls]
+        orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights,
+                                    state_every=config.trainer.checkpoint.every)
+        if point is not None:
+            _resume_orchestrator(orchestrator, point, root)
         for server in servers:
             server.launch()
             stack.callback(server.stop)
         for server in servers:
             server.wait_ready(config.inference.start_timeout_s)
-        urls = config.inference.urls or [s.base_url for s in servers]
-        if config.inference.urls:  # servers of an earlier run: version 0 is this run's initial folder
-            asyncio.run(_load_everywhere([WeightsClient(url) for url in urls], str(initial)))
+        if config.inference.urls or point is not None:
+            # Servers of an earlier run hold other weights, and a resumed run's servers start on base:
+            # each is loaded with the version the run continues from (0: the initial folder).
+            weights = point.weights if point is not None else initial
+            asyncio.run(_load_everywhere([WeightsClient(url) for url in urls], str(weights)))
         trainer_log = root / "trainer.log"
         with trainer_log.open("ab") as log:
             trainer = subprocess.Popen(
                 torchrun_command("trainer_adapter.train.rl", [str(root / "trainer_config.json")],
                                  config.trainer.num_processes),
-                stdout=log, stderr=subprocess.STDOUT,
+                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, LAUNCHER_PID_ENV: str(os.getpid())},
+                preexec_fn=parent_death_signal(),
             )
         stack.callback(_stop, trainer)
-        # The SDK's keep-alive transport: the orchestrator's CPU goes to rollouts, not to httpx's pool scans.
-        clients = [make_openai_client(url, api_key="local", max_retries=3) for url in urls]
-        updaters = [WeightsClient(url) for url in urls]
-        orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights)
         asyncio.run(while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s))
         return trainer.wait()
+
+
+def _resume_orchestrator(orchestrator: Orchestrator, point: ResumePoint, root: Path) -> None:
+    """Put the folder back to ``point`` and the orchestrator in the state it had there; say what was dropped."""
+    state = load_state(point.state)
+    try:
+        stale = orchestrator.restore(state, servers_version=point.step)
+    except ValueError as e:
+        raise RunFolderError(f"cannot resume {root}: {e}") from None
+    report = rewind(root, point.step)
+    orchestrator.counts["dropped_batches_on_resume"] += len(report.dropped_batches)
+    print(f"resuming {root} at step {point.step} ({point.checkpoint}): {report.summary()}; "
+          f"{stale} waiting group(s) more than max_off_policy_steps behind, dropped", flush=True)
 
 
 async def _load_everywhere(updaters: list[Any], weight_dir: str) -> None:
@@ -240,5 +327,5 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
-__all__ = ["EnvConfig", "RLRunConfig", "ServersConfig", "TrainerSection", "log_tail", "prepare_initial_weights",
-           "run_rl", "trainer_config", "while_running"]
+__all__ = ["EnvConfig", "RLRunConfig", "RunCheckpointConfig", "ServersConfig", "TrainerSection", "check_run_folder",
+           "log_tail", "prepare_initial_weights", "run_rl", "start_run_folder", "trainer_config", "while_running"]

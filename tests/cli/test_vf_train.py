@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,43 @@ def test_a_failing_rl_run_exits_1_with_the_reason(tmp_path: Path, monkeypatch: p
     assert result.exit_code == 1, result.output
     assert "Error: inference.python" in result.output and "setup_vllm_cpu.sh" in result.output
     assert "Traceback" not in result.output
+
+
+def _rl_folder(tmp_path: Path) -> Path:
+    """An rl config whose output folder holds a run that trained a step but has no checkpoint yet."""
+    from trainer_adapter.config import load_config
+    from trainer_adapter.rl_run import RLRunConfig, start_run_folder
+
+    path = tmp_path / "rl.toml"
+    path.write_text(f'output_dir = "{tmp_path / "out"}"\n[env]\nid = "arithmetic"\n'
+                    f'[inference]\npython = "{sys.executable}"\n')
+    start_run_folder(load_config(RLRunConfig, path))
+    (tmp_path / "out" / "trainer_metrics.jsonl").write_text('{"step": 1}\n')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--resume"], r"nothing to resume in .*no complete checkpoint.*before its first checkpoint \(step 10\)"),
+        (["--resume", "--trainer.checkpoint.every", "0"], "different config"),
+        (["--resume", "--orchestrator.batch-size", "32"], r"different config \(orchestrator.batch_size: 64 -> 32\)"),
+        ([], r"already holds a vf-train rl run \(trainer_metrics.jsonl\): use --resume or another folder"),
+    ],
+)
+def test_rl_into_a_folder_that_does_not_fit_exits_2(tmp_path: Path, args: list[str], message: str) -> None:
+    """Refused before anything starts: no server, no trainer, nothing in the folder changed."""
+    path = _rl_folder(tmp_path)
+    before = sorted(p.name for p in (tmp_path / "out").iterdir())
+    result = runner.invoke(app, ["rl", str(path), *args], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert re.search(message, " ".join(result.output.split())), result.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == before
+
+
+def test_rl_resume_without_a_run_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "rl.toml"
+    path.write_text(f'output_dir = "{tmp_path / "none"}"\n[env]\nid = "arithmetic"\n'
+                    f'[inference]\npython = "{sys.executable}"\n')
+    result = runner.invoke(app, ["rl", str(path), "--resume"])
+    assert result.exit_code == 2 and "there is no run to resume" in " ".join(result.output.split())

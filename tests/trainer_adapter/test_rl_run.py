@@ -1,6 +1,7 @@
 """``vf-train rl`` end to end on CPU: real vLLM, the FSDP2 trainer under torchrun, the orchestrator.
 
-The fast tests check the run's config and that a failing trainer stops the run at once.
+The fast tests check the run's config and that a failing trainer stops the run at once. The resume test
+kills a whole run with ``kill -9`` of its process group and continues it with ``--resume``.
 The end-to-end test's model is first warm-started by a short SFT on arithmetic (an untrained model gets every
 sum wrong, and groups with all-equal rewards carry no gradient). The checks are the ones
 that tell the pieces fit: trainer and server agree on the logprobs of the same weights
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -67,17 +70,26 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _warm_start(tmp_path: Path) -> Path:
+    """150 SFT steps on arithmetic: enough for groups whose rewards differ."""
+    init_distributed()
+    sft = SFTConfig(data=SFTDataConfig(env="arithmetic", batch_size=32), max_steps=150, output_dir=tmp_path / "sft",
+                    log_every=50)
+    return run_sft(sft)
+
+
+def _rl_config(tmp_path: Path, text: str, warm: Path) -> Path:
+    config = tmp_path / "rl.toml"
+    config.write_text(text.replace("OUT", str(tmp_path / "rl")).replace("MODEL", str(warm))
+                      .replace("PYTHON", str(VLLM_PYTHON)))
+    return config
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @needs_vllm
 def test_rl_run_on_cpu(tmp_path: Path) -> None:
-    init_distributed()
-    sft = SFTConfig(data=SFTDataConfig(env="arithmetic", batch_size=32), max_steps=150, output_dir=tmp_path / "sft",
-                    log_every=50)
-    warm = run_sft(sft)
-    config = tmp_path / "rl.toml"
-    config.write_text(RL.replace("OUT", str(tmp_path / "rl")).replace("MODEL", str(warm))
-                      .replace("PYTHON", str(VLLM_PYTHON)))
+    config = _rl_config(tmp_path, RL, _warm_start(tmp_path))
     result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=800)
     out = tmp_path / "rl"
@@ -99,6 +111,124 @@ def test_rl_run_on_cpu(tmp_path: Path) -> None:
     assert (out / "weights" / "step_4" / "model.safetensors").is_file()
     evals = sorted((e["step"], e["weights_version"]) for e in _lines(out / "eval_metrics.jsonl"))
     assert evals[0] == (0, 0) and evals[-1] == (4, 4)  # held-out reward before and after
+
+
+RESUME = """
+max_steps = 6
+output_dir = "OUT"
+[env]
+id = "arithmetic"
+args = {num_eval_examples = 0, num_train_examples = 1000}
+[model]
+path = "MODEL"
+[orchestrator]
+batch_size = 16
+rollouts_per_example = 4
+max_inflight_groups = 4
+max_tokens = 8
+max_async_level = 0
+continuous_batching = false
+buffer = {drop_uniform_groups = false}
+[inference]
+python = "PYTHON"
+max_num_seqs = 32
+[trainer.optimizer]
+lr = 1e-4
+warmup_steps = 0
+[trainer.checkpoint]
+every = 2
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (vLLM's engine core, torchrun's ranks in their own sessions, ...)."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return children + [d for c in children for d in _descendants(c)]
+
+
+def _running(pids: list[int]) -> dict[int, str]:
+    """Those of ``pids`` that still run (zombies do not), with their command lines."""
+    from trainer_adapter.lifeline import launcher_alive
+
+    alive = {}
+    for pid in pids:
+        if launcher_alive(pid, None):
+            try:
+                alive[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+            except OSError:
+                continue
+    return alive
+
+
+def _vf_train_rl(config: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "cli.vf_train", "rl", str(config), *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@needs_vllm
+def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(tmp_path: Path) -> None:
+    """kill -9 of the whole process group after step 3, then --resume: the run ends at max_steps, every step once.
+
+    Synchronous and with every group kept, each step draws exactly 4 problems, so the problem sampler's
+    position after batch 3 must be the same in both lineages: the resumed run asks what the killed one asked.
+    An uninterrupted run to compare rewards with would cost one more vLLM start (a minute here): instead the
+    batches 2 and 3 that both lineages trained (same problems, same weights for batch 2) must score alike.
+    """
+    config = _rl_config(tmp_path, RESUME, _warm_start(tmp_path))
+    out = tmp_path / "rl"
+    started = time.monotonic()
+    killed = _vf_train_rl(config)
+    state_4 = out / "orchestrator_state" / "step_4.json"
+    while not state_4.exists():  # batch 3 chosen: the trainer has checkpoint 2 and weights 3, not yet step 4
+        assert killed.poll() is None, killed.communicate()[0][-3000:]
+        assert time.monotonic() - started < 600, "no orchestrator state for step 4 within 600 s"
+        time.sleep(0.05)
+    processes = _descendants(killed.pid)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.communicate()
+    killed_at = time.monotonic()
+    while _running(processes) and time.monotonic() - killed_at < 60:
+        time.sleep(0.2)
+    left = _running(processes)
+    for pid in left:  # do not leave them to the next test, whatever the assertion below says
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running {time.monotonic() - killed_at:.0f} s after the kill: {left}"
+    print(f"first run killed after {killed_at - started:.0f} s; {len(processes)} child processes all gone "
+          f"{time.monotonic() - killed_at:.1f} s later")
+    assert sorted(p.name for p in (out / "checkpoints").glob("step_*")) == ["step_2"]
+    assert (out / "weights" / "step_3").is_dir()  # newer than the checkpoint: the resume must not use it
+    before = {"state_4": json.loads(state_4.read_text()), "metrics": _lines(out / "orchestrator_metrics.jsonl")}
+
+    resumed = _vf_train_rl(config, "--resume")
+    output, _ = resumed.communicate(timeout=600)
+    logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
+    assert resumed.returncode == 0, output[-3000:] + logs
+    print(f"resumed run took {time.monotonic() - killed_at:.0f} s")
+    assert "resuming" in output and "at step 2" in output, output[-3000:]
+    assert "removed weights newer than the checkpoint [3]" in output, output[-3000:]
+
+    trainer, orchestrator = _lines(out / "trainer_metrics.jsonl"), _lines(out / "orchestrator_metrics.jsonl")
+    assert [t["step"] for t in trainer] == [1, 2, 3, 4, 5, 6]
+    assert [o["step"] for o in orchestrator] == [0, 1, 2, 3, 4, 5]
+    assert all(o["servers_version"] == o["step"] for o in orchestrator)  # on-policy, also right after the resume
+    assert all(t["off_policy_max"] == 0 for t in trainer)
+    assert (out / "weights" / "step_6" / "model.safetensors").is_file()
+    again = json.loads((out / "orchestrator_state" / "step_4.json").read_text())
+    assert again["sampler_rng"] == before["state_4"]["sampler_rng"]  # the same problems for batches 2 and 3
+    assert again["pending_examples"] == before["state_4"]["pending_examples"] == []
+    # Batch 2 came from the same weights (checkpoint 2) on the same problems, batch 3 from weights one step on:
+    # 32 rollouts each side, reward ~0.3 +- 0.08 per side; 0.3 is four standard deviations of the difference.
+    killed_reward = sum(o["reward"] for o in before["metrics"][2:4]) / 2
+    resumed_reward = sum(o["reward"] for o in orchestrator[2:4]) / 2
+    assert abs(killed_reward - resumed_reward) < 0.3, (killed_reward, resumed_reward)
+    assert 0 < sum(o["reward"] for o in orchestrator) / 6 < 1
 
 
 # -- fast: config ----------------------------------------------------------------------------
@@ -186,3 +316,15 @@ def test_log_tail(tmp_path: Path) -> None:
     assert log_tail(path) == ""
     path.write_text("\n".join(str(i) for i in range(100)))
     assert log_tail(path, lines=3) == "97\n98\n99"
+
+
+def test_rl_checkpoints_by_default_and_the_launcher_names_the_resume_step(tmp_path: Path) -> None:
+    from trainer_adapter.rl_run import trainer_config
+
+    config = _config(tmp_path, '[env]\nid = "arithmetic"\n')
+    assert config.trainer.checkpoint.every == 10  # a killed run can be resumed unless checkpoints are turned off
+    fresh = trainer_config(config, tmp_path / "base")
+    assert (fresh.checkpoint.every, fresh.checkpoint.resume, fresh.resume_step) == (10, False, None)
+    assert trainer_config(config, tmp_path / "base", resume_step=20).resume_step == 20
+    with pytest.raises(TrainerConfigError, match="trainer.checkpoint.resume"):  # --resume decides, not a field
+        _config(tmp_path, '[env]\nid = "arithmetic"\n[trainer.checkpoint]\nresume = true\n')

@@ -40,6 +40,7 @@ from pydantic_core import PydanticUndefined
 
 from trainer_adapter.config import flat_fields, load_config, parse_override
 from trainer_adapter.inference.errors import InferenceServerError
+from trainer_adapter.lifeline import parent_death_signal
 from verifiers.errors import UsageError
 
 WORKER_EXTENSION = "trainer_adapter.inference.weight_worker.WeightUpdateWorker"
@@ -111,8 +112,11 @@ class InferenceServer:
     """A vLLM server in a child process (its own process group); a context manager that waits until ready."""
 
     def __init__(self, config: InferenceConfig, python: str | Path | None = None, log_path: Path | None = None,
-                 env: dict[str, str] | None = None) -> None:  # fmt: skip
+                 env: dict[str, str] | None = None, die_with_parent: bool = False) -> None:  # fmt: skip
+        """``die_with_parent``: the server gets SIGTERM when this process dies, even by ``kill -9``
+        (:func:`trainer_adapter.lifeline.parent_death_signal`; launch it from the main thread)."""
         self.config = config
+        self.die_with_parent = die_with_parent
         self.python = str(python or sys.executable)
         self.log_path = log_path
         self.extra_env = env or {}
@@ -157,6 +161,7 @@ class InferenceServer:
             self.process = subprocess.Popen(
                 self.command(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # its engine and worker processes go down with it (stop() kills the group)
+                preexec_fn=parent_death_signal() if self.die_with_parent else None,
             )  # fmt: skip
         except BaseException:
             self.stop()  # the socket folder

@@ -71,7 +71,8 @@ class DifficultyBuffer:
         self.groups: list[RolloutGroup] = []
         self.filtered: Counter[str] = Counter()
         """Dropped groups by reason: ``uniform``, ``easy``, ``hard``."""
-        self._rng = random.Random(seed)
+        self.rng = random.Random(seed)
+        """Draws the problems; the orchestrator saves and restores its state for ``--resume``."""
 
     # -- problems ---------------------------------------------------------------------
 
@@ -85,9 +86,9 @@ class DifficultyBuffer:
         if not self._task_weights:
             return self._sample(n, sorted(self.difficulty))
         names = sorted(self._task_weights)
-        counts = Counter(self._rng.choices(names, [self._task_weights[t] for t in names], k=n))
+        counts = Counter(self.rng.choices(names, [self._task_weights[t] for t in names], k=n))
         picked = [i for name in names for i in self._sample(counts[name], self._by_task[name])]
-        self._rng.shuffle(picked)
+        self.rng.shuffle(picked)
         return picked
 
     def _sample(self, n: int, ids: list[int]) -> list[int]:
@@ -103,7 +104,7 @@ class DifficultyBuffer:
         picked: list[int] = []
         for name in ("easy", "hard", "normal"):
             pool = pools[name] if name != "normal" else fallback
-            picked.extend(self._rng.choices(pool, k=wanted[name]))
+            picked.extend(self.rng.choices(pool, k=wanted[name]))
         return picked
 
     def pools(self, ids: Sequence[int] | None = None) -> dict[Difficulty, list[int]]:

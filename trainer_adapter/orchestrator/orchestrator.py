@@ -21,6 +21,9 @@ so no group is in flight across a weight update and every step waits for its slo
 Dropped groups (equal rewards, difficulty filter) cost more inference, never a smaller
 batch; but when ``max_fruitless_groups`` groups in a row gave the batch nothing, the run
 stops with :class:`NoLearningSignalError` instead of generating forever.
+
+With ``state_every = E`` it saves its state (:mod:`trainer_adapter.orchestrator.state`) every E
+steps, the trainer's checkpoint interval, and :meth:`Orchestrator.restore` continues from one.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ from trainer_adapter.orchestrator.errors import NoLearningSignalError
 from trainer_adapter.orchestrator.packing import distribute, pack, packing_efficiency, samples_from_groups
 from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_results
 from trainer_adapter.orchestrator.staleness import drop_stale
+from trainer_adapter.orchestrator.state import (OrchestratorState, group_from_dict, group_to_dict, prune_states,
+                                                save_state)
+from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
 
 
@@ -93,6 +99,7 @@ class OrchestratorConfig(BaseModel):
 class _Inflight:
     client: int
     version: int
+    example_id: int
 
 
 class Orchestrator:
@@ -100,8 +107,10 @@ class Orchestrator:
 
     def __init__(self, config: OrchestratorConfig, env: Any, clients: Sequence[Any],
                  updaters: Sequence[WeightUpdater], output_dir: Path,
-                 task_weights: Mapping[str, float] | None = None) -> None:
-        """``task_weights`` mixes an ``EnvGroup``'s environments (by task name) when problems are drawn."""
+                 task_weights: Mapping[str, float] | None = None, state_every: int = 0) -> None:
+        """``task_weights`` mixes an ``EnvGroup``'s environments (by task name) when problems are drawn;
+        ``state_every`` saves the state for ``--resume`` every this many steps (the trainer's checkpoint
+        interval; 0: never)."""
         if not clients or len(clients) != len(updaters):
             raise ValueError("need one weight updater per client, and at least one client")
         if config.batch_size % config.rollouts_per_example:
@@ -119,13 +128,19 @@ class Orchestrator:
         self.version = 0
         self.inflight: dict[asyncio.Task[Any], _Inflight] = {}
         self.counts: Counter[str] = Counter()
+        self.start_step = 0
+        """The first batch :meth:`run` writes (k after :meth:`restore` of step k's state)."""
+        self.state_every = state_every
+        self._pending: list[int] = []
+        """Examples to ask before drawing new ones: those in flight when the restored state was saved."""
         self._next_client = 0
         self._evals: list[asyncio.Task[None]] = []
 
     async def run(self, max_steps: int) -> None:
-        """Write batches for steps ``0 .. max_steps − 1``."""
+        """Write batches for steps ``start_step .. max_steps − 1`` (``0 ..`` unless restored)."""
+        self.root.mkdir(parents=True, exist_ok=True)
         try:
-            for step in range(max_steps):
+            for step in range(self.start_step, max_steps):
                 started = time.perf_counter()
                 await self._wait_for_version(max(step - self.config.max_async_level, 0))
                 waited = time.perf_counter() - started
@@ -148,9 +163,7 @@ class Orchestrator:
     # -- weights --------------------------------------------------------------------------
 
     def _newest_on_disk(self) -> int:
-        folder = self.root / "weights"
-        names = (p.name.removeprefix("step_") for p in folder.glob("step_*")) if folder.is_dir() else ()
-        return max((int(n) for n in names if n.isdigit()), default=0)
+        return max(numbered_steps(self.root / "weights"), default=0)
 
     async def _maybe_update(self) -> None:
         """Send the newest weights to every server if they are newer than what the servers hold."""
@@ -192,16 +205,22 @@ class Orchestrator:
 
     # -- rollouts -------------------------------------------------------------------------
 
+    def next_example(self) -> int:
+        """The example the next group asks: a pending one from before a resume, else a fresh draw."""
+        if self._pending:
+            return self._pending.pop(0)
+        return self.buffer.sample_problems(1)[0]
+
     def _schedule(self, limit: int) -> None:
         while len(self.inflight) < limit:
-            example_id = self.buffer.sample_problems(1)[0]
+            example_id = self.next_example()
             client = self._next_client
             self._next_client = (client + 1) % len(self.clients)
             rows = [self.rows[example_id]] * self.config.rollouts_per_example
             sampling = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
                         "logprobs": True, "extra_body": {"return_token_ids": True}}
             task = asyncio.create_task(self.env.generate(rows, self.clients[client], self.config.model_name, sampling))
-            self.inflight[task] = _Inflight(client, self.version)
+            self.inflight[task] = _Inflight(client, self.version, example_id)
 
     async def _collect(self, step: int) -> list[RolloutGroup]:
         """Whole groups totalling ``batch_size`` rollouts, none too stale for ``step``."""
@@ -249,8 +268,12 @@ class Orchestrator:
     # -- batches --------------------------------------------------------------------------
 
     def _write(self, step: int, groups: list[RolloutGroup], waited: float, elapsed: float) -> None:
+        """Metrics line, then (at a checkpointed step) the state, then the batch.
+
+        In this order a trainer checkpoint at step k (which needs batch k − 1) implies the state of
+        step k and the metrics line of step k − 1 are on disk: a resume never finds a gap.
+        """
         micro_batches = pack(samples_from_groups(groups), self.config.seq_len, self.config.temperature)
-        write_step(self.root, step, distribute(micro_batches, self.config.num_train_ranks))
         rewards = [r for g in groups for r in g.rewards]
         by_task: dict[str, list[float]] = {}
         for group in groups:
@@ -268,6 +291,48 @@ class Orchestrator:
         with (self.root / "orchestrator_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
         self.update_seconds = 0.0
+        if self.state_every and (step + 1) % self.state_every == 0:
+            save_state(self.root, self.state(step + 1))
+            # A state is only useful beside a checkpoint of its step; older ones than the oldest kept go.
+            prune_states(self.root, min(checkpoint_steps(self.root / "checkpoints"), default=0))
+        write_step(self.root, step, distribute(micro_batches, self.config.num_train_ranks))
+
+    # -- resume ---------------------------------------------------------------------------
+
+    def state(self, step: int) -> OrchestratorState:
+        """The state to continue from at batch ``step`` (call between batches: ``step − 1`` was just chosen)."""
+        version, internal, gauss = self.buffer.rng.getstate()
+        return OrchestratorState(
+            step=step, sampler_rng=(version, list(internal), gauss),
+            pending_examples=[info.example_id for info in self.inflight.values()] + self._pending,
+            difficulty=dict(self.buffer.difficulty), filtered=dict(self.buffer.filtered), counts=dict(self.counts),
+            fruitless=self.fruitless, next_client=self._next_client,
+            waiting_groups=[group_to_dict(g) for g in self.buffer.groups],
+        )
+
+    def restore(self, state: OrchestratorState, servers_version: int) -> int:
+        """Continue from ``state`` with the servers holding weights ``servers_version``; returns the groups dropped.
+
+        Waiting groups more than ``max_off_policy_steps`` behind ``state.step`` are dropped and counted in
+        ``stale_groups``, as they would be when a batch is collected. Call before :meth:`run`.
+        """
+        if set(state.difficulty) != set(self.rows):
+            raise ValueError(f"the orchestrator state has {len(state.difficulty)} example ids and the environment "
+                             f"{len(self.rows)}, not the same ones: the environment's dataset changed since it was saved")
+        self.start_step = state.step
+        self.version = servers_version
+        version, internal, gauss = state.sampler_rng
+        self.buffer.rng.setstate((version, tuple(internal), gauss))
+        self.buffer.load_state_dict({"difficulty": state.difficulty, "filtered": state.filtered})
+        self.counts = Counter(state.counts)
+        self.fruitless = state.fruitless
+        self._next_client = state.next_client % len(self.clients)
+        self._pending = list(state.pending_examples)
+        kept = drop_stale([group_from_dict(g) for g in state.waiting_groups], state.step,
+                          self.config.max_off_policy_steps)
+        self.buffer.groups = kept.fresh
+        self.counts["stale_groups"] += kept.dropped_groups
+        return kept.dropped_groups
 
 
 __all__ = ["Orchestrator", "OrchestratorConfig", "WeightUpdater"]

@@ -11,7 +11,6 @@ the step, so the step is all the progress there is to keep.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
 from trainer_adapter.errors import CheckpointError
+from trainer_adapter.run_folder import CHECKPOINT_MARKER as _PROGRESS
+from trainer_adapter.run_folder import checkpoint_steps
 from trainer_adapter.train.distributed import World
 
 
@@ -34,18 +35,6 @@ class CheckpointConfig(BaseModel):
     every: int = Field(0, ge=0, description="Write a checkpoint every this many steps (0: only at the end).")
     keep: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
     resume: bool = Field(True, description="Continue from the newest checkpoint in the output folder, if any.")
-
-
-_STEP_DIR = re.compile(r"^step_(\d+)$")
-_PROGRESS = "progress.json"
-
-
-def checkpoint_steps(root: Path) -> list[int]:
-    """Steps of the complete checkpoints under ``root``, ascending."""
-    if not root.is_dir():
-        return []
-    steps = [int(m.group(1)) for p in root.iterdir() if (m := _STEP_DIR.match(p.name)) and (p / _PROGRESS).is_file()]
-    return sorted(steps)
 
 
 def save_checkpoint(

@@ -7,7 +7,10 @@ the orchestrator hands to the inference servers' ``/update_weights``). The train
 waits for rollouts beyond the batch it needs: how far the orchestrator may run ahead is
 the orchestrator's ``max_async_level``. ``time/wait_for_batch`` is the trainer's idle time.
 With ``loss.kl_coef > 0`` a second, frozen copy of ``model`` (the run's initial weights, also
-after a resume) is the reference of the KL penalty.
+after a resume) is the reference of the KL penalty. Checkpoints (every ``checkpoint.every`` steps)
+keep their step's exported weights beside them, whatever ``keep_weights`` says: ``vf-train rl
+--resume`` starts the inference servers on them. Started by ``vf-train rl``, each rank exits when
+the launcher is gone (:func:`trainer_adapter.lifeline.watch_launcher`).
 
 Run under torchrun (one process per rank)::
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import torch
@@ -25,9 +29,11 @@ import torch.distributed as dist
 from pydantic import BaseModel, ConfigDict, Field
 from transformers import PreTrainedModel
 
+from trainer_adapter.lifeline import watch_launcher
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import MicroBatch
+from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer_adapter.train.distributed import World, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
@@ -52,10 +58,15 @@ class RLTrainerConfig(BaseModel):
     keep_weights: int = Field(4, ge=1, description="Newest exported weight folders kept (older ones are deleted).")
     num_processes: int = Field(1, gt=0, description="Trainer ranks on this machine (torchrun --nproc-per-node).")
     threads_per_process: int = Field(1, gt=0, description="CPU threads per rank.")
+    resume_step: int | None = Field(
+        None, gt=0, description="Load exactly checkpoints/step_<n> (vf-train rl --resume sets it, so that trainer and "
+        "orchestrator continue from the same step); unset: the newest checkpoint when checkpoint.resume is true.",
+    )
 
 
 def run_rl_trainer(config: RLTrainerConfig) -> Path:
     """Train ``max_steps`` steps from the batches in ``output_dir``; returns the last weights folder."""
+    watch_launcher()
     world = init_distributed()
     torch.set_num_threads(config.threads_per_process)
     model, tokenizer = load_model(config.model)
@@ -64,8 +75,13 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
     optimizer = build_optimizer(model, config.optimizer)
     root = config.output_dir
     checkpoints = root / "checkpoints"
-    latest = latest_checkpoint(checkpoints) if config.checkpoint.resume else None
+    if config.resume_step is not None:
+        latest: Path | None = checkpoints / f"step_{config.resume_step}"
+    else:
+        latest = latest_checkpoint(checkpoints) if config.checkpoint.resume else None
     start = int(load_checkpoint(latest, model, optimizer)["step"]) if latest else 0
+    if latest and world.is_main:
+        print(f"resumed from {latest} (step {start})", flush=True)
     weights = root / "weights" / f"step_{start}"
     for step in range(start, config.max_steps):
         started = time.perf_counter()
@@ -82,7 +98,7 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         lag = _max_off_policy_steps(step, micro_batches, world)
         if world.is_main:
             remove_steps_before(root, step + 1)
-            _prune(root / "weights", config.keep_weights)
+            _prune(root / "weights", config.keep_weights, keep_also=checkpoint_steps(checkpoints))
             line = {"step": step + 1, **metrics, "grad_norm": grad_norm, "lr": lr, "off_policy_max": lag,
                     "time/wait_for_batch": waited, "time/step": time.perf_counter() - started}
             log_step(root / "trainer_metrics.jsonl", line)
@@ -111,10 +127,11 @@ def _max_off_policy_steps(step: int, micro_batches: list[MicroBatch], world: Wor
     return int(lag.item())
 
 
-def _prune(folder: Path, keep: int) -> None:
-    steps = sorted(int(p.name.removeprefix("step_")) for p in folder.glob("step_*") if p.name[5:].isdigit())
-    for old in steps[:-keep]:
-        shutil.rmtree(folder / f"step_{old}", ignore_errors=True)
+def _prune(folder: Path, keep: int, keep_also: Collection[int] = ()) -> None:
+    """Delete all but the newest ``keep`` weight folders, and the checkpointed steps' (``keep_also``)."""
+    for old in numbered_steps(folder)[:-keep]:
+        if old not in keep_also:
+            shutil.rmtree(folder / f"step_{old}", ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> None:

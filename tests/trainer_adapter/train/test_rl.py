@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from safetensors.torch import load_file
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import Sample, distribute, pack
+from trainer_adapter.train.checkpoint import CheckpointConfig
 from trainer_adapter.train.export import WEIGHTS_FILE
 from trainer_adapter.train.forward import MicroBatchTensors, token_logprobs
 from trainer_adapter.train.rl import RLTrainerConfig, run_rl_trainer
@@ -37,7 +39,7 @@ def _batch(version: int):
 
 
 def _config(tmp_path: Path, **kwargs) -> RLTrainerConfig:
-    return RLTrainerConfig(model=ModelConfig(seed=21), output_dir=tmp_path, max_steps=3, **kwargs)
+    return RLTrainerConfig(**{"model": ModelConfig(seed=21), "output_dir": tmp_path, "max_steps": 3, **kwargs})
 
 
 def test_three_steps_publish_three_weight_versions(tmp_path: Path) -> None:
@@ -90,3 +92,21 @@ def test_one_step_with_each_loss_type(tmp_path: Path, kind: str, normalization: 
     initial, _ = load_model(ModelConfig(seed=21))
     trained = load_file(last / WEIGHTS_FILE)
     assert not torch.equal(trained["model.embed_tokens.weight"], initial.model.embed_tokens.weight)
+
+
+def test_checkpointed_weights_are_kept_and_resume_step_picks_the_checkpoint(tmp_path: Path) -> None:
+    """vf-train rl --resume names the step: the trainer loads that checkpoint, not the newest one."""
+    for step in range(4):
+        write_step(tmp_path, step, _batch(version=step))
+    run_rl_trainer(_config(tmp_path, max_steps=4, keep_weights=1, checkpoint=CheckpointConfig(every=2, keep=2)))
+    # keep_weights = 1 keeps the newest; step 2's stays beside its checkpoint (the servers resume on it).
+    assert sorted(p.name for p in (tmp_path / "weights").iterdir()) == ["step_2", "step_4"]
+    straight = load_file(tmp_path / "weights" / "step_4" / WEIGHTS_FILE)
+
+    shutil.rmtree(tmp_path / "weights" / "step_4")  # only a run that trains steps 2 and 3 again writes it
+    for step in (2, 3):
+        write_step(tmp_path, step, _batch(version=step))
+    run_rl_trainer(_config(tmp_path, max_steps=4, resume_step=2, checkpoint=CheckpointConfig(every=2, resume=False)))
+    resumed = load_file(tmp_path / "weights" / "step_4" / WEIGHTS_FILE)
+    for name, tensor in straight.items():
+        torch.testing.assert_close(resumed[name], tensor, rtol=0, atol=1e-6, msg=name)
