@@ -18,7 +18,7 @@ Prints, per run: held-out reward before → after (sampled and greedy), training
 and last five steps, seconds per step (median), and the ratio stack/reference; ``--png`` draws
 both training-reward curves in one figure.
 
-    .venv/bin/python bench/learning_reference.py --warm-start outputs/main_job/sft/weights/step_300
+    .venv/bin/python bench/learning_reference.py --warm-start outputs/main_job/sft/weights/step_*   # the main job's
     .venv/bin/python bench/learning_reference.py --warm-start DIR --only reference --steps 100
 """
 
@@ -28,7 +28,7 @@ import argparse
 import json
 import random
 import statistics
-import sys
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +75,7 @@ def load_rows(budget: Budget, num_eval: int) -> tuple[list[dict[str, Any]], list
     import verifiers as vf
 
     env = vf.load_environment(ENV_ID, num_train_examples=budget.num_train_examples, num_eval_examples=num_eval)
-    funcs = env.rubric.funcs if hasattr(env.rubric, "funcs") else env.rubric.get_reward_funcs()
+    funcs = env.rubric.funcs
     parser = env.parser
 
     def reward(reply: str, answer: str) -> float:
@@ -232,7 +232,6 @@ def run_reference(warm_start: Path, budget: Budget, eval_rows: list[dict[str, An
 def stack_config(warm_start: Path, budget: Budget, out: Path, server_url: str,
                  overrides: dict[str, Any]) -> dict[str, Any]:
     """``vf-train rl``'s config for the same budget (the main job's, apart from the budget's fields)."""
-    sys.path.insert(0, str(ROOT))
     from trainer_adapter.main_job import MainJobConfig, rl_run_config
 
     job = MainJobConfig.model_validate({
@@ -250,8 +249,6 @@ def stack_config(warm_start: Path, budget: Budget, out: Path, server_url: str,
 
 def run_stack(warm_start: Path, budget: Budget, eval_rows: list[dict[str, Any]], reward: Any, eval_samples: int,
               out: Path, vllm_python: Path, overrides: dict[str, Any]) -> RunResult:
-    import subprocess
-
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
     from trainer_adapter.main_job_report import read_jsonl
     from trainer_adapter.train.launch import free_port
