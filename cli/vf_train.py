@@ -1,4 +1,5 @@
-"""``vf-train sft CONFIG``, ``vf-train rl CONFIG`` and ``vf-train main CONFIG`` (the main job): the bundled trainer.
+"""``vf-train sft CONFIG``, ``vf-train rl CONFIG``, ``vf-train main CONFIG`` (the main job) and
+``vf-train plot RUN_DIR`` (a run's reward curves): the bundled trainer.
 
 CONFIG is a TOML file; every field of the run's config is also an option
 (``--optimizer.lr 3e-4``, ``--data.batch-size 64``) whose help is the field's description.
@@ -136,6 +137,31 @@ app.command("main", help="The main job (README command 1): SFT warm start, held-
                          "reward curve. CONFIG: configs/main_job/main.toml.")(
     _config_command(_main_job_config(), _run_main_job)
 )
+
+
+def _plot_field_help(name: str) -> str:
+    from trainer_adapter.reward_plot import PlotConfig
+
+    return str(PlotConfig.model_fields[name].description)
+
+
+@app.command("plot", help="Draw a vf-train rl run's reward per step, overall and per environment of a mix, "
+                          "with its online held-out rewards, into a PNG.")
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help=_plot_field_help("run_dir"), show_default=False)],
+    png: Annotated[Path | None, typer.Option("--png", help=_plot_field_help("png"), show_default=False)] = None,
+) -> None:
+    from pydantic import ValidationError
+
+    from trainer_adapter.errors import TrainerConfigError
+    from trainer_adapter.reward_plot import PlotConfig, plot_run
+
+    try:
+        path = plot_run(PlotConfig(run_dir=run_dir, png=png))
+    except (TrainerConfigError, ValidationError) as e:
+        typer.echo(f"Error: {e}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"reward curve: {path}")
 
 
 def main(argv: list[str] | None = None) -> None:

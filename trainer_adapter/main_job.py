@@ -34,19 +34,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 
 if TYPE_CHECKING:  # imported where used: the config half of this module stays light
     from trainer_adapter.inference.vllm_server import InferenceServer
 
 ENV_ID = "arithmetic"
 MODEL_NAME = "tiny"
-_MAX_NUM_SEQS = 512  # a whole RL batch at once
 
 
 class SFTPhase(BaseModel):
@@ -62,7 +62,25 @@ class SFTPhase(BaseModel):
     batch_size: int = Field(32, gt=0, description="SFT examples per step.")
     num_processes: int = Field(1, gt=0, description="SFT trainer ranks (one is fastest for the tiny model).")
     num_layers: int = Field(
-        4, gt=0, description="Decoder layers of the tiny model (128 wide); 2 layers learn carries on some seeds only.")
+        4, gt=0, description="Decoder layers of the model built in code; 2 layers (128 wide) learn carries on some "
+        "seeds only.")
+    hidden_size: int = Field(128, gt=0, description="Width of the model built in code (768: the ~100M GPU size).")
+    num_heads: int = Field(4, gt=0, description="Attention heads of the model built in code (hidden_size divides).")
+    num_kv_heads: int = Field(2, gt=0, description="Key/value heads of the model built in code (num_heads divides).")
+    intermediate_size: int = Field(512, gt=0, description="SwiGLU MLP width of the model built in code.")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> SFTPhase:
+        if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
+            raise ValueError("hidden_size must divide by num_heads, and num_heads by num_kv_heads")
+        return self
+
+    def model_shape(self, seed: int) -> dict[str, int]:
+        """The ``[model]`` table of the SFT run: the shape built from ``seed`` (the Llama family vLLM serves,
+        :class:`trainer_adapter.model.tiny.ModelConfig`)."""
+        return {"seed": seed, "num_layers": self.num_layers, "hidden_size": self.hidden_size,
+                "num_heads": self.num_heads, "num_kv_heads": self.num_kv_heads,
+                "intermediate_size": self.intermediate_size}
 
 
 class RLPhase(BaseModel):
@@ -105,6 +123,20 @@ class EvalPhase(BaseModel):
     greedy: bool = Field(True, description="Also measure greedy accuracy (one reply per row at temperature 0).")
 
 
+class ServerSettings(BaseModel):
+    """The job's one vLLM server (BEFORE, RL and AFTER): the engine settings that differ between CPU and GPU."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "float32", description="Served dtype: float32 on CPU (logprobs equal to the fp32 trainer's), bfloat16 on a "
+        "GPU (what the trainer computes in there).")
+    gpu_memory_utilization: float | None = Field(
+        None, gt=0, le=1, description="GPU only: vLLM's share of the GPU's memory; the trainer ranks on the same GPU "
+        "get the rest (vLLM's own default, 0.9, would leave them none). Unset on CPU.")
+    max_num_seqs: int = Field(512, gt=0, description="Sequences the server decodes at once (a whole RL batch).")
+
+
 class MainJobConfig(BaseModel):
     """The main job: SFT warm start, held-out eval, RL, held-out eval, reward curve."""
 
@@ -116,6 +148,8 @@ class MainJobConfig(BaseModel):
     max_tokens: int = Field(8, gt=0, description="Longest reply in tokens (a sum is at most 3 bytes + end of turn).")
     vllm_python: Path = Field(Path(".venv-vllm/bin/python"), description="Interpreter with vLLM (setup_vllm_cpu.sh).")
     server_timeout_s: float = Field(600.0, gt=0, description="Give up on a vLLM server not ready after this.")
+    precision: Precision = Field("auto", description=f"SFT and RL trainers. {PRECISION_HELP}")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="The job's vLLM server.")
     sft: SFTPhase = Field(default_factory=SFTPhase, description="The SFT warm start.")
     rl: RLPhase = Field(default_factory=RLPhase, description="The RL run.")
     eval: EvalPhase = Field(default_factory=EvalPhase, description="The held-out evaluation.")
@@ -132,7 +166,8 @@ def sft_run_config(config: MainJobConfig) -> dict[str, Any]:
     """``vf-train sft``'s config (an ``SFTConfig``) for the warm start."""
     return {
         "max_steps": config.sft.steps, "output_dir": str(config.output_dir / "sft"), "log_every": 25,
-        "num_processes": config.sft.num_processes, "model": {"seed": config.seed, "num_layers": config.sft.num_layers},
+        "num_processes": config.sft.num_processes, "precision": config.precision,
+        "model": config.sft.model_shape(config.seed),
         "data": {"env": ENV_ID, "env_args": config.env_args(), "batch_size": config.sft.batch_size,
                  "seed": config.seed},
         "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False}, "stop_at_loss": config.sft.stop_at_loss,
@@ -159,9 +194,10 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
             # filter), and a policy that solves (or fails) everything can never starve the batch.
             "buffer": {"drop_uniform_groups": False},
         },
-        "inference": {"python": str(config.vllm_python), "max_num_seqs": _MAX_NUM_SEQS,
+        "inference": {"python": str(config.vllm_python), "max_num_seqs": config.server.max_num_seqs,
+                      "dtype": config.server.dtype, "gpu_memory_utilization": config.server.gpu_memory_utilization,
                       "start_timeout_s": config.server_timeout_s, "urls": [server_url] if server_url else []},
-        "trainer": {"num_processes": rl.num_processes,
+        "trainer": {"num_processes": rl.num_processes, "precision": config.precision,
                     "optimizer": {"lr": rl.lr, "warmup_steps": rl.warmup_steps, "schedule": "constant"}},
     }  # fmt: skip
 
@@ -247,7 +283,9 @@ def _job_server(config: MainJobConfig, weights: Path) -> InferenceServer:
     # vf-eval files each run under its model name
     names = [MODEL_NAME, *(f"{MODEL_NAME}-{phase}{kind}" for phase in ("sft", "rl") for kind in ("", "-greedy"))]
     return InferenceServer(
-        InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), max_num_seqs=_MAX_NUM_SEQS),
+        InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), dtype=config.server.dtype,
+                        max_num_seqs=config.server.max_num_seqs,
+                        gpu_memory_utilization=config.server.gpu_memory_utilization),
         python=config.vllm_python, log_path=config.output_dir / "vllm.log",
     )
 
@@ -419,6 +457,6 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
     return summary
 
 
-__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "mismatch_kl",
+__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "ServerSettings", "mismatch_kl",
            "rl_run_config", "run_main_job", "sft_run_config",
            "vf_eval_command"]

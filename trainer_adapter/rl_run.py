@@ -7,9 +7,11 @@
    in the interpreter ``inference.python``, the one that has vLLM) — or, with ``inference.urls``, the
    servers already running there are loaded with the initial weights.
 3. The trainer starts under torchrun (:mod:`trainer_adapter.train.rl`) with its share of this config.
-4. The orchestrator runs here, in this process's event loop, until the last batch is written;
+4. The orchestrator runs here, in this process's event loop, until the last batch is written,
+   printing one line per step (reward, and in a mix each environment's reward and share);
    then the trainer finishes its last step and the servers are stopped. Should the trainer exit
    first, the run stops at once with :class:`TrainerExitedError` and the end of ``trainer.log``.
+5. ``OUTPUT/reward_curve.png``: reward per step, overall and per environment (:mod:`trainer_adapter.reward_plot`).
 
 Every ``trainer.checkpoint.every`` steps the trainer checkpoints and the orchestrator saves its state;
 ``run_rl(config, resume=True)`` (``vf-train rl CONFIG --resume``) continues a killed run from the
@@ -36,6 +38,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
+from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
@@ -45,14 +48,17 @@ from trainer_adapter.orchestrator.orchestrator import Orchestrator, Orchestrator
 from trainer_adapter.orchestrator.state import load_state
 from trainer_adapter.resume import (RUN_CONFIG, ResumePoint, check_fresh_folder, find_resume_point, lock_run_folder,
                                     rewind)
+from trainer_adapter.reward_plot import PlotConfig, plot_run
 from trainer_adapter.train.checkpoint import CheckpointConfig
+from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 from trainer_adapter.train.export import write_hf_folder
-from trainer_adapter.train.launch import free_port, torchrun_command
+from trainer_adapter.train.launch import default_threads, free_port, rank_environment, torchrun_command
 from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.rl import RLTrainerConfig
 
 
 T = TypeVar("T")
+CLIENT_KEEPALIVE_S = 300.0  # under the servers' keep_alive_s (600), so the client retires a connection first
 
 
 class ServersConfig(BaseModel):
@@ -70,6 +76,8 @@ class ServersConfig(BaseModel):
         "leaves none for a trainer on the same GPU).")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "float32", description="Servers' weight dtype; float32 keeps logprobs comparable to an fp32 trainer.")
+    tool_call_parser: str | None = Field(None, min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
+                                         description=TOOL_CALL_PARSER_HELP)
     start_timeout_s: float = Field(600.0, gt=0, description="Give up when a server is not ready after this.")
     urls: list[str] = Field(
         default_factory=list, description="Use these running servers (their /v1 URLs, started by "
@@ -99,7 +107,10 @@ class TrainerSection(BaseModel):
     checkpoint: RunCheckpointConfig = Field(
         default_factory=RunCheckpointConfig, description="Checkpoints, which --resume continues from.")
     num_processes: int = Field(1, gt=0, description="Trainer ranks (torchrun --nproc-per-node).")
-    threads_per_process: int = Field(1, gt=0, description="CPU threads per trainer rank.")
+    threads_per_process: int | None = Field(
+        None, gt=0, description="CPU threads per trainer rank; unset: the machine's cores shared among the ranks "
+        "(their idle threads wait passively, so they yield to vLLM).")
+    precision: Precision = Field("auto", description=PRECISION_HELP)
 
 
 class RLRunConfig(BaseModel):
@@ -169,7 +180,8 @@ def trainer_config(config: RLRunConfig, initial: Path, resume_step: int | None =
     return RLTrainerConfig(
         model=ModelConfig(path=initial), optimizer=section.optimizer, loss=section.loss, checkpoint=checkpoint,
         max_steps=config.max_steps, output_dir=config.output_dir, num_processes=section.num_processes,
-        threads_per_process=section.threads_per_process, resume_step=resume_step,
+        threads_per_process=section.threads_per_process or default_threads(section.num_processes),
+        precision=section.precision, resume_step=resume_step,
     )
 
 
@@ -219,12 +231,12 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         print(f"nothing to resume: the run in {root} reached max_steps ({config.max_steps})", flush=True)
         return 0
     name = config.orchestrator.model_name
+    env, task_weights = load_env_mix(config.env_entries())  # a bad env fails before the folder is touched
     with ExitStack() as stack:
         stack.callback(lock_run_folder(root).close)  # held until this process ends, however it ends
         if point is None:
             start_run_folder(config)
         initial = prepare_initial_weights(config)
-        env, task_weights = load_env_mix(config.env_entries())  # fail on a bad env before starting anything
         (root / "trainer_config.json").write_text(
             trainer_config(config, initial, point.step if point else None).model_dump_json(indent=2))
         servers = [
@@ -233,14 +245,18 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
                                 max_model_len=config.inference.max_model_len,
                                 max_num_seqs=config.inference.max_num_seqs, kv_cache_gib=config.inference.kv_cache_gib,
                                 gpu_memory_utilization=config.inference.gpu_memory_utilization,
-                                dtype=config.inference.dtype),
+                                dtype=config.inference.dtype, tool_call_parser=config.inference.tool_call_parser),
                 python=config.inference.python, log_path=root / f"inference_{i}.log", die_with_parent=True,
             )
             for i in range(0 if config.inference.urls else config.inference.num_servers)
         ]
         urls = config.inference.urls or [s.base_url for s in servers]
         # The SDK's keep-alive transport: the orchestrator's CPU goes to rollouts, not to httpx's pool scans.
-        clients = [make_openai_client(url, api_key="local", max_retries=3) for url in urls]
+        # Connections idle while the trainer steps; kept past that, a step reuses the last one's instead of
+        # opening batch-size new ones (servers started here keep them longer still: InferenceConfig.keep_alive_s;
+        # one that closes earlier costs a transparent reconnect).
+        clients = [make_openai_client(url, api_key="local", max_retries=3, keepalive_expiry=CLIENT_KEEPALIVE_S)
+                   for url in urls]
         updaters = [WeightsClient(url) for url in urls]
         orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights,
                                     state_every=config.trainer.checkpoint.every)
@@ -261,12 +277,15 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
             trainer = subprocess.Popen(
                 torchrun_command("trainer_adapter.train.rl", [str(root / "trainer_config.json")],
                                  config.trainer.num_processes),
-                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, LAUNCHER_PID_ENV: str(os.getpid())},
+                stdout=log, stderr=subprocess.STDOUT, env=rank_environment({**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}),
                 preexec_fn=parent_death_signal(),
             )
         stack.callback(_stop, trainer)
         asyncio.run(while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s))
-        return trainer.wait()
+        status = trainer.wait()
+    if status == 0:
+        print(f"reward curve: {plot_run(PlotConfig(run_dir=root))}", flush=True)
+    return status
 
 
 def _resume_orchestrator(orchestrator: Orchestrator, point: ResumePoint, root: Path) -> None:

@@ -121,3 +121,13 @@ def test_rl_resume_without_a_run_exits_2(tmp_path: Path) -> None:
                     f'[inference]\npython = "{sys.executable}"\n')
     result = runner.invoke(app, ["rl", str(path), "--resume"])
     assert result.exit_code == 2 and "there is no run to resume" in " ".join(result.output.split())
+
+
+def test_an_unknown_environment_in_a_mix_is_named_before_anything_starts(tmp_path: Path) -> None:
+    path = tmp_path / "rl.toml"
+    path.write_text(f'output_dir = "{tmp_path / "out"}"\n[[envs]]\nid = "arithmetic"\n[[envs]]\nid = "no-such-env"\n'
+                    f'[inference]\npython = "{sys.executable}"\n')
+    result = runner.invoke(app, ["rl", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "Error: envs.1 ('no-such-env'): Could not import" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()  # the folder is not touched

@@ -31,6 +31,7 @@ from trainer_adapter.train.sft import SFTConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_TOML = ROOT / "configs" / "main_job" / "main.toml"
+GPU_TOML = ROOT / "configs" / "main_job" / "gpu.toml"
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 LAST_LINE = re.compile(r"^held-out reward: (\d+\.\d\d) -> (\d+\.\d\d)$")
 
@@ -73,6 +74,41 @@ def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None
     assert RLRunConfig.model_validate(on_the_job_server).inference.urls == ["http://127.0.0.1:5/v1"]
 
 
+def test_the_gpu_config_is_the_same_recipe_at_gpu_scale() -> None:
+    config = load_config(MainJobConfig, GPU_TOML)
+    sft = SFTConfig.model_validate(sft_run_config(config))
+    rl = RLRunConfig.model_validate(rl_run_config(config, Path("/w/sft/weights/step_1"), "http://127.0.0.1:5/v1"))
+    # the model SFT builds is the one the config describes, and both trainers compute in bfloat16
+    assert sft.model.model_dump(exclude={"path", "max_position_embeddings"}) == config.sft.model_shape(config.seed)
+    assert (sft.model.hidden_size, sft.model.num_layers) == (768, 12)
+    assert sft.precision == rl.trainer.precision == "bfloat16"
+    # vLLM serves bfloat16 and leaves the trainer most of the GPU
+    assert rl.inference.dtype == config.server.dtype == "bfloat16"
+    assert rl.inference.gpu_memory_utilization == config.server.gpu_memory_utilization == 0.3
+    # the main job's recipe: SFT warm start, all-equal groups kept (no NoLearningSignalError), synchronous
+    assert sft.stop_at_loss is not None and rl.orchestrator.buffer.drop_uniform_groups is False
+    assert rl.orchestrator.max_async_level == 0 and rl.max_steps == config.rl.steps
+    assert rl.orchestrator.batch_size > load_config(MainJobConfig, MAIN_TOML).rl.batch_size
+
+
+def test_the_cpu_config_keeps_float32_on_both_sides() -> None:
+    config = load_config(MainJobConfig, MAIN_TOML)
+    assert config.precision == "auto" and config.server.dtype == "float32"  # auto: float32 on CPU
+    assert config.server.gpu_memory_utilization is None
+    assert sft_run_config(config)["model"]["hidden_size"] == 128
+
+
+def test_a_model_shape_that_does_not_divide_is_refused() -> None:
+    with pytest.raises(ValidationError, match="hidden_size must divide by num_heads"):
+        MainJobConfig.model_validate({"sft": {"hidden_size": 100, "num_heads": 3}})
+    with pytest.raises(ValidationError, match="num_heads by num_kv_heads"):
+        MainJobConfig.model_validate({"sft": {"num_heads": 4, "num_kv_heads": 3}})
+    with pytest.raises(ValidationError, match="precision"):
+        MainJobConfig.model_validate({"precision": "fp8"})
+    with pytest.raises(ValidationError, match="gpu_memory_utilization"):
+        MainJobConfig.model_validate({"server": {"gpu_memory_utilization": 1.5}})
+
+
 def test_before_and_after_are_measured_the_same_way() -> None:
     config = MainJobConfig()
     before = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-sft")
@@ -107,7 +143,8 @@ def test_bad_settings_are_refused() -> None:
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--rl.stepz", "3"], "No such option"), (["--rl.steps", "0"], "rl.steps"), (["--seed", "x"], "seed")],
+    [(["--rl.stepz", "3"], "No such option"), (["--rl.steps", "0"], "rl.steps"), (["--seed", "x"], "seed"),
+     (["--sft.num-heads", "5"], "hidden_size must divide"), (["--server.dtype", "fp8"], "server.dtype")],
 )
 def test_command_line_bad_input(args: list[str], message: str, tmp_path: Path,
                                 capsys: pytest.CaptureFixture[str]) -> None:

@@ -113,6 +113,71 @@ def test_rl_run_on_cpu(tmp_path: Path) -> None:
     assert evals[0] == (0, 0) and evals[-1] == (4, 4)  # held-out reward before and after
 
 
+MIXED = """
+max_steps = 3
+output_dir = "OUT"
+[[envs]]
+id = "arithmetic"
+args = {num_train_examples = 200, num_eval_examples = 4}
+weight = 1.0
+[[envs]]
+id = "reverse-text"
+args = {num_train_examples = 50, num_eval_examples = 4}
+weight = 3.0
+[orchestrator]
+batch_size = 32
+rollouts_per_example = 2
+max_inflight_groups = 16
+max_tokens = 16
+max_async_level = 0
+continuous_batching = false
+eval_every = 3
+eval_examples = 4
+buffer = {drop_uniform_groups = false}
+[inference]
+python = "PYTHON"
+max_num_seqs = 32
+[trainer.optimizer]
+lr = 1e-4
+warmup_steps = 0
+[trainer.checkpoint]
+every = 0
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(700)
+@needs_vllm
+def test_a_mixed_run_follows_the_ratio_and_logs_each_environment(tmp_path: Path) -> None:
+    """arithmetic and reverse-text at 1:3 on real vLLM; the untrained tiny model is enough (no warm start):
+    reverse-text's partial-credit reward differs within a group, and all-equal groups are kept."""
+    config = tmp_path / "rl.toml"
+    config.write_text(MIXED.replace("OUT", str(tmp_path / "rl")).replace("PYTHON", str(VLLM_PYTHON)))
+    result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600, check=False)  # ~2 min alone; far more on a busy machine
+    out = tmp_path / "rl"
+    logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:] + logs
+
+    lines = _lines(out / "orchestrator_metrics.jsonl")
+    assert [line["step"] for line in lines] == [0, 1, 2]
+    rollouts = {task: sum(line.get(f"share/{task}", 0) * line["rollouts"] for line in lines)
+                for task in ("arithmetic", "reverse-text")}
+    assert rollouts["arithmetic"] > 0 and rollouts["reverse-text"] > 0
+    share = rollouts["reverse-text"] / sum(rollouts.values())
+    assert 0.5 < share < 0.95, share  # 3:1 over 48 groups (by row count it would be 50:200)
+    for line in lines:
+        tasks = [k.removeprefix("share/") for k in line if k.startswith("share/")]
+        assert tasks and all(0 <= line[f"reward/{t}"] <= 1 for t in tasks)
+    printed = [x for x in result.stdout.splitlines() if x.startswith("step ")]
+    assert len(printed) == 3 and all("reverse-text" in x for x in printed), result.stdout[-2000:]
+    evals = _lines(out / "eval_metrics.jsonl")
+    assert sorted(e["step"] for e in evals) == [0, 3]
+    assert all(e["examples"] == 8 and "reward/arithmetic" in e and "reward/reverse-text" in e for e in evals)
+    assert (out / "reward_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"reward curve: {out / 'reward_curve.png'}" in result.stdout
+
+
 RESUME = """
 max_steps = 6
 output_dir = "OUT"
@@ -263,11 +328,17 @@ def test_one_env_or_a_weighted_list(tmp_path: Path) -> None:
          "num_train_ranks must equal trainer.num_processes"),
         ('[env]\nid = "arithmetic"\n[inference]\ngpu_memory_utilization = 1.5\n', "gpu_memory_utilization"),
         ('[env]\nid = "arithmetic"\n[inference]\ndtype = "fp8"\n', "dtype"),
+        ('[env]\nid = "arithmetic"\n[inference]\ntool_call_parser = "hermes x"\n', "tool_call_parser"),
     ],
 )
 def test_bad_run_configs_are_rejected(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(TrainerConfigError, match=message):
         _config(tmp_path, text)
+
+
+def test_the_tool_env_config_asks_for_a_tool_call_parser() -> None:
+    config = load_config(RLRunConfig, ROOT / "configs" / "tool_env" / "rl.toml")
+    assert config.env.id == "multiply-tool" and config.inference.tool_call_parser == "hermes"
 
 
 def test_train_ranks_follow_the_trainer(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ Run it in the venv that has vLLM (it starts the server itself)::
 
     .venv-vllm/bin/python -m trainer_adapter.inference.measure              # the tiny model, built in a temp dir
     .venv-vllm/bin/python -m trainer_adapter.inference.measure --model DIR --variant DIR2 --dtype bfloat16
+    ... --json measure.json     # also the figures as a Measurement (scripts/gpu_smoke.sh's summary reads it)
 
 Every request decodes exactly ``--max-tokens`` tokens (``ignore_eos``), so tokens/s does not depend on when
 an untrained model happens to stop. Under load, each update is sent while all requests are decoding, and
@@ -22,11 +23,26 @@ from typing import Annotated
 
 import typer
 from openai import AsyncOpenAI
+from pydantic import BaseModel
 
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
 from trainer_adapter.inference.weights_client import WeightsClient
 
 MODEL = "measured"
+
+
+class Measurement(BaseModel):
+    """What one measurement found, as ``--json`` writes it."""
+
+    model: str
+    dtype: str
+    ready_s: float
+    requests: int
+    max_tokens: int
+    tokens_per_s: float
+    tokens_per_s_with_updates: float
+    update_idle_s: list[float]
+    update_under_load_s: list[float]
 
 
 async def _one_request(client: AsyncOpenAI, i: int, max_tokens: int) -> int:
@@ -93,6 +109,9 @@ def main(
     max_tokens: Annotated[int, typer.Option(help="Tokens each request decodes.")] = 256,
     rounds: Annotated[int, typer.Option(help="Weight updates per phase.")] = 5,
     log: Annotated[Path | None, typer.Option(help="Where the server writes its log.")] = None,
+    gpu_memory_utilization: Annotated[
+        float | None, typer.Option(help="GPU only: vLLM's share of the GPU's memory; default: vLLM's.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the figures here (JSON).")] = None,
 ) -> None:
     """Print time to ready, tokens/s and update latency for one server started here."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,7 +122,7 @@ def main(
             variant = perturb_weights(model, Path(tmp) / "variant", seed=1)
         dirs = [str(variant or model), str(model)]
         config = InferenceConfig(model=str(model), port=_free_port(), served_model_name=MODEL, dtype=dtype,  # type: ignore[arg-type]
-                                 max_num_seqs=max(requests, 1))  # fmt: skip
+                                 max_num_seqs=max(requests, 1), gpu_memory_utilization=gpu_memory_utilization)  # fmt: skip
         start = time.perf_counter()
         with InferenceServer(config, log_path=log) as server:
             ready = time.perf_counter() - start
@@ -114,6 +133,12 @@ def main(
     typer.echo(f"with updates in flight {result['tokens/s with updates']:.0f} tokens/s, every request complete")
     typer.echo(f"update, idle           {_summary(result['update idle (s)'])} s")
     typer.echo(f"update, under load     {_summary(result['update under load (s)'])} s")
+    if json_out is not None:
+        found = Measurement(model=str(model), dtype=dtype, ready_s=ready, requests=requests, max_tokens=max_tokens,
+                            tokens_per_s=result["tokens/s"], tokens_per_s_with_updates=result["tokens/s with updates"],
+                            update_idle_s=result["update idle (s)"], update_under_load_s=result["update under load (s)"])
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(found.model_dump_json(indent=2))
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ exactly what the trainer hands to inference::
     v1 = perturb_weights(base, "/tmp/tiny-v1", seed=1)   # the same model with other weights
 
 It exercises every weight shape vLLM rewrites at load time: q/k/v fused into ``qkv_proj``, gate/up into
-``gate_up_proj``, and the output head tied to the embedding. Run as a module it writes both folders::
+``gate_up_proj``, and the output head tied to the embedding. Run as a module it writes both folders, of
+the tiny shape or of the model a main job config builds (``scripts/gpu_smoke.sh`` measures the ~100M one)::
 
-    python -m trainer_adapter.inference.testing_model OUT_DIR [--variant-seed 1]
+    python -m trainer_adapter.inference.testing_model OUT_DIR [--variant-seed 1] [--main-job configs/main_job/gpu.toml]
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import typer
 WEIGHTS_FILE = "model.safetensors"
 
 
-def save_tiny_model(path: str | Path, seed: int = 0) -> Path:
-    """Write the tiny model with seeded random weights (float32) as a Hugging Face folder; returns it."""
+def save_tiny_model(path: str | Path, seed: int = 0, shape: dict[str, int] | None = None) -> Path:
+    """Write the tiny model (or the Llama of ``shape``: :class:`~trainer_adapter.model.tiny.ModelConfig` fields)
+    with seeded random weights (float32) as a Hugging Face folder; returns it."""
     from trainer_adapter.model.tiny import ModelConfig, load_model
     from trainer_adapter.train.export import write_hf_folder
 
-    model, tokenizer = load_model(ModelConfig(seed=seed))
+    model, tokenizer = load_model(ModelConfig.model_validate({**(shape or {}), "seed": seed}))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_hf_folder(model.state_dict(), model, tokenizer, path)
@@ -64,9 +66,16 @@ def main(
     out: Annotated[Path, typer.Argument(help="Folder to write base/ and variant/ into.")],
     seed: Annotated[int, typer.Option(help="Seed of the base weights.")] = 0,
     variant_seed: Annotated[int, typer.Option(help="Seed of the noise added for variant/.")] = 1,
+    main_job: Annotated[Path | None, typer.Option(help="A main job config: build the model its SFT builds.")] = None,
 ) -> None:
-    """Write OUT/base (the tiny model) and OUT/variant (its perturbed copy)."""
-    base = save_tiny_model(out / "base", seed=seed)
+    """Write OUT/base (the tiny model, or a main job's) and OUT/variant (its perturbed copy)."""
+    shape = None
+    if main_job is not None:
+        from trainer_adapter.config import load_config
+        from trainer_adapter.main_job import MainJobConfig
+
+        shape = load_config(MainJobConfig, main_job).sft.model_shape(seed)
+    base = save_tiny_model(out / "base", seed=seed, shape=shape)
     perturb_weights(base, out / "variant", seed=variant_seed)
     typer.echo(out)
 

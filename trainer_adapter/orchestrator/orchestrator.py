@@ -48,6 +48,7 @@ from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_resu
 from trainer_adapter.orchestrator.staleness import drop_stale
 from trainer_adapter.orchestrator.state import (OrchestratorState, group_from_dict, group_to_dict, prune_states,
                                                 save_state)
+from trainer_adapter.orchestrator.task_metrics import batch_task_metrics, step_line
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
 
@@ -135,10 +136,13 @@ class Orchestrator:
         """Examples to ask before drawing new ones: those in flight when the restored state was saved."""
         self._next_client = 0
         self._evals: list[asyncio.Task[None]] = []
+        self._max_steps = 0
+        """The step count :meth:`run` was asked for (the console line's denominator)."""
 
     async def run(self, max_steps: int) -> None:
         """Write batches for steps ``start_step .. max_steps − 1`` (``0 ..`` unless restored)."""
         self.root.mkdir(parents=True, exist_ok=True)
+        self._max_steps = max_steps
         try:
             for step in range(self.start_step, max_steps):
                 started = time.perf_counter()
@@ -192,16 +196,29 @@ class Orchestrator:
             await self._maybe_update()
 
     async def _evaluate(self, step: int) -> None:
-        """Greedy held-out reward of the weights the servers hold now, alongside training."""
+        """Greedy held-out reward of the weights the servers hold now, alongside training.
+
+        In a mix each environment is evaluated on its own ``eval_examples`` rows (the group's eval
+        split lists one environment's rows after the other's, so its first rows would be one
+        environment's alone), giving ``reward/<task>`` beside the mean over all of them.
+        """
         version = self.version
-        sampling = {"temperature": 0.0, "max_tokens": self.config.max_tokens}
-        results = await self.env.evaluate(self.clients[0], self.config.model_name, sampling,
-                                          num_examples=self.config.eval_examples, rollouts_per_example=1)
-        rewards = results.reward
-        line = {"step": step, "weights_version": version, "reward": sum(rewards) / max(len(rewards), 1),
-                "examples": len(rewards)}
+        members: Mapping[str, Any] = getattr(self.env, "env_map", None) or {}
+        targets = dict(members) if len(members) > 1 else {"": self.env}
+        rewards = await asyncio.gather(*(self._eval_rewards(env) for env in targets.values()))
+        every = [r for task_rewards in rewards for r in task_rewards]
+        line: dict[str, Any] = {"step": step, "weights_version": version, "reward": sum(every) / max(len(every), 1),
+                                "examples": len(every)}
+        if len(targets) > 1:
+            line |= {f"reward/{task}": sum(r) / max(len(r), 1) for task, r in zip(targets, rewards)}
         with (self.root / "eval_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
+
+    async def _eval_rewards(self, env: Any) -> list[float]:
+        sampling = {"temperature": 0.0, "max_tokens": self.config.max_tokens}
+        results = await env.evaluate(self.clients[0], self.config.model_name, sampling,
+                                     num_examples=self.config.eval_examples, rollouts_per_example=1)
+        return list(results.reward)
 
     # -- rollouts -------------------------------------------------------------------------
 
@@ -275,11 +292,8 @@ class Orchestrator:
         """
         micro_batches = pack(samples_from_groups(groups), self.config.seq_len, self.config.temperature)
         rewards = [r for g in groups for r in g.rewards]
-        by_task: dict[str, list[float]] = {}
-        for group in groups:
-            by_task.setdefault(group.task, []).extend(group.rewards)
         mixed = len(set(self.buffer.tasks.values())) > 1
-        per_task = {f"reward/{t}": sum(v) / len(v) for t, v in sorted(by_task.items())} if mixed else {}
+        per_task = batch_task_metrics(groups) if mixed else {}
         lags = [step - g.policy_version for g in groups]
         line = {"step": step, "reward": sum(rewards) / len(rewards), "rollouts": len(rewards),
                 "off_policy_mean": sum(lags) / len(lags), "off_policy_max": max(lags),
@@ -290,6 +304,7 @@ class Orchestrator:
                 **{f"filtered/{k}": v for k, v in self.buffer.filtered.items()}}
         with (self.root / "orchestrator_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
+        print(step_line(line, self._max_steps), flush=True)
         self.update_seconds = 0.0
         if self.state_every and (step + 1) % self.state_every == 0:
             save_state(self.root, self.state(step + 1))

@@ -3,7 +3,8 @@
 Launched by ``torchrun``, every rank finds its place in the environment (``RANK``,
 ``WORLD_SIZE``, ``MASTER_ADDR``...). Run as a plain process (a test, a notebook) it
 becomes a one-rank group on 127.0.0.1, so the same code path runs either way. CPUs use
-gloo, GPUs NCCL.
+gloo, GPUs NCCL, and on a GPU the ranks compute in bfloat16 by default
+(:mod:`trainer_adapter.train.device_plan` decides).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.fsdp import fully_shard
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from transformers import PreTrainedModel
 
+from trainer_adapter.train.device_plan import Precision, plan_devices
 from trainer_adapter.train.launch import free_port
 
 
@@ -27,29 +29,32 @@ class World:
     rank: int
     world_size: int
     device: torch.device
+    compute_dtype: torch.dtype = torch.float32
 
     @property
     def is_main(self) -> bool:
         return self.rank == 0
 
 
-def init_distributed() -> World:
-    """Join (or, outside torchrun, create) the trainer's process group; idempotent."""
-    use_cuda = torch.cuda.is_available()
+def init_distributed(precision: Precision = "auto") -> World:
+    """Join (or, outside torchrun, create) the trainer's process group; idempotent.
+
+    ``precision`` sets the ranks' compute dtype (``World.compute_dtype``), which :func:`shard_model` applies.
+    """
+    plan = plan_devices(torch.cuda.is_available(), precision)
     if not dist.is_initialized():
-        backend = "nccl" if use_cuda else "gloo"
         if "RANK" in os.environ:
-            dist.init_process_group(backend)
+            dist.init_process_group(plan.backend)
         else:
-            dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
+            dist.init_process_group(plan.backend, init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
     rank = dist.get_rank()
-    if use_cuda:
+    if plan.device_type == "cuda":
         local = int(os.environ.get("LOCAL_RANK", rank % torch.cuda.device_count()))
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)
     else:
         device = torch.device("cpu")
-    return World(rank, dist.get_world_size(), device)
+    return World(rank, dist.get_world_size(), device, getattr(torch, plan.compute_dtype))
 
 
 def shard_model(model: PreTrainedModel, world: World) -> PreTrainedModel:
@@ -57,13 +62,18 @@ def shard_model(model: PreTrainedModel, world: World) -> PreTrainedModel:
 
     Sharding layer by layer lets a layer's parameters be gathered just before it runs and
     freed after; the root unit holds the rest, including the tied embedding/head weight,
-    which must stay in one unit.
+    which must stay in one unit. With a compute dtype other than float32 the gathered
+    parameters are cast to it for the forward/backward, while the sharded weights the
+    optimizer updates, the exported weights and the gradient reduction stay float32.
     """
     mesh = init_device_mesh(world.device.type, (world.world_size,))
     model.to(world.device)
+    mixed = world.compute_dtype != torch.float32
+    policy = MixedPrecisionPolicy(param_dtype=world.compute_dtype, reduce_dtype=torch.float32) if mixed \
+        else MixedPrecisionPolicy()  # float32 throughout: no casts at all
     for layer in model.model.layers:
-        fully_shard(layer, mesh=mesh)
-    fully_shard(model, mesh=mesh)
+        fully_shard(layer, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
     return model
 
 

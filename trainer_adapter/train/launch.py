@@ -10,10 +10,16 @@ concurrent runs coexist. Several machines: run torchrun yourself on each
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+# OpenMP's idle threads spin by default. On a machine with no core to spare (the trainer beside vLLM, or a
+# busy CI runner) two spinning threads once took 90 s for what one thread did in 16 s (forward and backward
+# of 512 samples, 2 cores at load 12), while two passive threads took 6-11 s: docs/trainer.md, "Threads".
+RANK_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def torchrun_command(module: str, args: Sequence[str], nproc: int, port: int | None = None) -> list[str]:
@@ -22,6 +28,19 @@ def torchrun_command(module: str, args: Sequence[str], nproc: int, port: int | N
         sys.executable, "-m", "torch.distributed.run", "--nnodes=1", f"--nproc-per-node={nproc}",
         "--master-addr=127.0.0.1", f"--master-port={port or free_port()}", "-m", module, *args,
     ]
+
+
+def rank_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for trainer ranks: ``base`` (default: this process's) plus :data:`RANK_ENV` where unset."""
+    env = dict(os.environ if base is None else base)
+    for key, value in RANK_ENV.items():
+        env.setdefault(key, value)
+    return env
+
+
+def default_threads(num_processes: int) -> int:
+    """CPU threads per rank when the config leaves it unset: this machine's cores shared among the ranks."""
+    return max(1, (os.cpu_count() or 1) // num_processes)
 
 
 def free_port() -> int:
@@ -33,7 +52,7 @@ def free_port() -> int:
 
 def launch(module: str, args: Sequence[str], nproc: int) -> int:
     """Run the ranks to completion; returns torchrun's exit status."""
-    return subprocess.run(torchrun_command(module, args, nproc), check=False).returncode
+    return subprocess.run(torchrun_command(module, args, nproc), check=False, env=rank_environment()).returncode
 
 
-__all__ = ["free_port", "launch", "torchrun_command"]
+__all__ = ["RANK_ENV", "default_threads", "free_port", "launch", "rank_environment", "torchrun_command"]

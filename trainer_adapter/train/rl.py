@@ -35,7 +35,8 @@ from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import MicroBatch
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
-from trainer_adapter.train.distributed import World, init_distributed, shard_model
+from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
+from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
@@ -58,6 +59,7 @@ class RLTrainerConfig(BaseModel):
     keep_weights: int = Field(4, ge=1, description="Newest exported weight folders kept (older ones are deleted).")
     num_processes: int = Field(1, gt=0, description="Trainer ranks on this machine (torchrun --nproc-per-node).")
     threads_per_process: int = Field(1, gt=0, description="CPU threads per rank.")
+    precision: Precision = Field("auto", description=PRECISION_HELP)
     resume_step: int | None = Field(
         None, gt=0, description="Load exactly checkpoints/step_<n> (vf-train rl --resume sets it, so that trainer and "
         "orchestrator continue from the same step); unset: the newest checkpoint when checkpoint.resume is true.",
@@ -67,7 +69,7 @@ class RLTrainerConfig(BaseModel):
 def run_rl_trainer(config: RLTrainerConfig) -> Path:
     """Train ``max_steps`` steps from the batches in ``output_dir``; returns the last weights folder."""
     watch_launcher()
-    world = init_distributed()
+    world = init_distributed(config.precision)
     torch.set_num_threads(config.threads_per_process)
     model, tokenizer = load_model(config.model)
     shard_model(model, world)
@@ -94,13 +96,18 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         set_lr(optimizer, lr)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        exporting = time.perf_counter()
         weights = export_weights(model, tokenizer, root / "weights" / f"step_{step + 1}", world)
+        exported = time.perf_counter() - exporting
         lag = _max_off_policy_steps(step, micro_batches, world)
+        # every position the step ran forward/backward on (prompts too), for the trainer's tokens/s
+        tokens = int(all_reduce_sum(sum(len(mb.input_ids) for mb in micro_batches), world))
         if world.is_main:
             remove_steps_before(root, step + 1)
             _prune(root / "weights", config.keep_weights, keep_also=checkpoint_steps(checkpoints))
             line = {"step": step + 1, **metrics, "grad_norm": grad_norm, "lr": lr, "off_policy_max": lag,
-                    "time/wait_for_batch": waited, "time/step": time.perf_counter() - started}
+                    "tokens": tokens, "time/wait_for_batch": waited, "time/export": exported,
+                    "time/step": time.perf_counter() - started}
             log_step(root / "trainer_metrics.jsonl", line)
         done = step + 1
         if config.checkpoint.every and done % config.checkpoint.every == 0:

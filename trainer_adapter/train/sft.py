@@ -27,10 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import Sample, distribute, pack
 from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.forward import MicroBatchTensors, sync_gradients_after, token_logprobs, trainable_tokens
+from trainer_adapter.train.launch import default_threads
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
 from trainer_adapter.train.sft_data import SFTDataConfig, load_rows, step_samples, tokenize
 
@@ -48,23 +50,24 @@ class SFTConfig(BaseModel):
     output_dir: Path = Field(Path("outputs/sft"), description="Folder for metrics, checkpoints and weights.")
     log_every: int = Field(10, gt=0, description="Write a metrics line every this many steps.")
     num_processes: int = Field(1, gt=0, description="Trainer ranks on this machine (torchrun --nproc-per-node).")
-    threads_per_process: int = Field(
-        1, gt=0, description="CPU threads per rank; more than the free cores makes torch's threads spin and crawl."
-    )
+    threads_per_process: int | None = Field(
+        None, gt=0, description="CPU threads per rank; unset: the machine's cores shared among the ranks (vf-train "
+        "starts ranks with OMP_WAIT_POLICY=PASSIVE: spinning idle threads would crawl on a busy machine).")
     stop_at_loss: float | None = Field(
         None, gt=0, description="Stop early once the mean training loss of the last stop_window steps is at most "
         "this (a warm start of a given quality rather than a given length); unset: run max_steps.",
     )
     stop_window: int = Field(25, gt=0, description="Steps the stop_at_loss mean is taken over.")
+    precision: Precision = Field("auto", description=PRECISION_HELP)
 
 
 def run_sft(config: SFTConfig) -> Path:
     """Train; returns the final weights folder (``weights/step_<n>``, n = max_steps or the step the early stop
     was reached). Every rank calls it (inside a process group)."""
-    world = init_distributed()
-    torch.set_num_threads(config.threads_per_process)
+    world = init_distributed(config.precision)
+    torch.set_num_threads(config.threads_per_process or default_threads(config.num_processes))
     model, tokenizer = load_model(config.model)
-    samples = [tokenize(tokenizer, prompt, completion) for prompt, completion in load_rows(config.data)]
+    samples = [tokenize(tokenizer, *row) for row in load_rows(config.data)]
     shard_model(model, world)
     optimizer = build_optimizer(model, config.optimizer)
     root = config.output_dir

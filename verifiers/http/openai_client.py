@@ -34,6 +34,7 @@ def make_openai_client(
     max_retries: int = 0,
     ssl_context: ssl.SSLContext | None = None,
     proxy: str | None = None,
+    keepalive_expiry: float | None = 5.0,
 ) -> AsyncOpenAI:
     """An ``AsyncOpenAI`` client for ``base_url`` whose HTTP runs on :class:`KeepAliveTransport`.
 
@@ -47,6 +48,9 @@ def make_openai_client(
             transient failures itself, with backoff, and counts them.
         ssl_context: for ``https`` servers; default: httpx's (certifi's CAs, ``SSL_CERT_FILE``).
         proxy: an explicit proxy URL; with one, httpx's transport is used.
+        keepalive_expiry: seconds an idle connection is kept for reuse (``None``: until the server closes it).
+            5 s matches what most servers allow; a client that pauses longer between bursts on a server that
+            keeps connections longer (an RL orchestrator waiting for its trainer) saves reconnecting them all.
     """
     if max_connections is not None and max_connections < 1:
         raise ValueError(f"max_connections must be >= 1 or None, got {max_connections}")
@@ -55,11 +59,13 @@ def make_openai_client(
     if proxy:
         logger.info("a proxy is configured for %s: using httpx's default transport (slower at high concurrency)",
                     base_url)
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                              keepalive_expiry=keepalive_expiry)
         http = httpx.AsyncClient(proxy=proxy, limits=limits, timeout=http_timeout,
                                  verify=ssl_context if ssl_context is not None else True)
     else:
-        transport = KeepAliveTransport(max_connections=max_connections, ssl_context=ssl_context, trust_env=False)
+        transport = KeepAliveTransport(max_connections=max_connections, keepalive_expiry=keepalive_expiry,
+                                       ssl_context=ssl_context, trust_env=False)
         http = httpx.AsyncClient(transport=transport, timeout=http_timeout, trust_env=False)
     return AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=http_timeout, max_retries=max_retries,
                        default_headers=dict(headers or {}), http_client=http)

@@ -30,6 +30,7 @@ import verifiers as vf
 from trainer_adapter.inference.errors import WeightsFolderError, WeightUpdateError
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
 from trainer_adapter.inference.weights_client import WeightsClient
+from verifiers.http.openai_client import make_openai_client
 from verifiers.testing import ByteTokenizer
 from verifiers.tokens import trajectory_to_samples
 
@@ -189,6 +190,22 @@ async def test_sdk_rollouts_through_async_openai(updated: InferenceServer) -> No
         assert len(tokens["completion_ids"]) == len(tokens["completion_logprobs"]) > 0
         [sample] = trajectory_to_samples(state["trajectory"])
         assert sample.prompt_ids == ByteTokenizer().apply_chat_template(state["prompt"], add_generation_prompt=True)
+
+
+async def test_connections_outlive_a_pause_longer_than_vllms_default_keep_alive(updated: InferenceServer) -> None:
+    """An RL client pauses while its trainer steps; the connections its last step opened are still there after.
+
+    vLLM's own keep-alive (5 s) would have closed them, and the pool would then open a new one (another object).
+    """
+    client = make_openai_client(updated.base_url, api_key="unused", keepalive_expiry=60.0)
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "1+1"}], "max_tokens": 2}
+    await client.chat.completions.create(**body)
+    pool = client._client._transport.pool(httpx.URL(updated.base_url))
+    before = list(pool._idle)
+    await asyncio.sleep(7)
+    await client.chat.completions.create(**body)
+    assert pool.open_connections == 1 and list(pool._idle) == before
+    await client.close()
 
 
 def test_stock_reload_rpc_leaves_the_tied_head_stale(updated: InferenceServer, servers, models) -> None:

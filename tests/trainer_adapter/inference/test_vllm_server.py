@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from trainer_adapter.inference.errors import InferenceServerError
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
@@ -28,7 +29,13 @@ def test_argv_sets_the_weight_extension_routes_and_processed_logprobs() -> None:
     assert (flag(argv, "--model"), flag(argv, "--port"), flag(argv, "--served-model-name")) == ("/m", "8123", "tiny")
     assert "--enforce-eager" in argv and argv[-2:] == ["--max-logprobs", "5"]
     assert "--gpu-memory-utilization" not in argv
-    assert InferenceConfig(model="/m", kv_cache_gib=3).env() == {"VLLM_CPU_KVCACHE_SPACE": "3"}
+    assert InferenceConfig(model="/m", kv_cache_gib=3, keep_alive_s=90).env() == {
+        "VLLM_CPU_KVCACHE_SPACE": "3", "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "90"}
+
+
+def test_keep_alive_must_be_positive() -> None:
+    with pytest.raises(ValidationError):
+        InferenceConfig(model="/m", keep_alive_s=0)
 
 
 def test_one_server_can_answer_to_several_model_names() -> None:
@@ -37,8 +44,27 @@ def test_one_server_can_answer_to_several_model_names() -> None:
     assert names == ["tiny", "tiny-sft"] and argv[argv.index("--served-model-name") + 3].startswith("--")
 
 
+def test_a_tool_call_parser_turns_on_auto_tool_choice() -> None:
+    argv = InferenceConfig(model="/m", tool_call_parser="hermes").argv()
+    assert "--enable-auto-tool-choice" in argv and flag(argv, "--tool-call-parser") == "hermes"
+    plain = InferenceConfig(model="/m").argv()
+    assert "--enable-auto-tool-choice" not in plain and "--tool-call-parser" not in plain
+
+
+@pytest.mark.parametrize("parser", ["", "hermes --x", "a;b"])
+def test_a_bad_tool_call_parser_is_rejected(parser: str) -> None:
+    with pytest.raises(ValueError, match="tool_call_parser"):
+        InferenceConfig(model="/m", tool_call_parser=parser)
+
+
+def test_tool_flags_go_through_tool_call_parser() -> None:
+    with pytest.raises(UsageError, match="set tool_call_parser instead"):
+        InferenceConfig(model="/m", extra_args=["--tool-call-parser", "hermes"]).argv()
+
+
 @pytest.mark.parametrize(
-    "extra", [["--logprobs-mode", "raw_logprobs"], ["--port=1"], ["--worker-extension-cls", "x.Y"]]
+    "extra", [["--logprobs-mode", "raw_logprobs"], ["--port=1"], ["--worker-extension-cls", "x.Y"],
+              ["--enable-auto-tool-choice"]]
 )
 def test_extra_args_cannot_override_what_the_launcher_owns(extra: list[str]) -> None:
     with pytest.raises(UsageError, match="may not set"):

@@ -9,7 +9,7 @@ import torch
 from pydantic import ValidationError
 
 from trainer_adapter.errors import TrainerConfigError
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.tiny import ModelConfig, load_model, parameter_count
 from trainer_adapter.model.tokenizer import VOCAB_SIZE
 
 
@@ -44,3 +44,24 @@ def test_bad_model_configs() -> None:
         ModelConfig(hidden_size=100, num_heads=3)
     with pytest.raises(TrainerConfigError, match="no config.json"):
         load_model(ModelConfig(path=Path("/nonexistent")))
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [{}, {"num_layers": 3, "hidden_size": 96, "num_heads": 6, "num_kv_heads": 3, "intermediate_size": 200}],
+)
+def test_parameter_count_is_that_of_the_built_model(shape: dict[str, int]) -> None:
+    config = ModelConfig(**shape)
+    model, _ = load_model(config)
+    assert parameter_count(config) == sum(p.numel() for p in model.parameters())  # tied head counted once
+
+
+def test_the_gpu_recipe_builds_a_model_of_about_100m_parameters() -> None:
+    from trainer_adapter.config import load_config
+    from trainer_adapter.main_job import MainJobConfig
+
+    job = load_config(MainJobConfig, Path(__file__).resolve().parents[3] / "configs" / "main_job" / "gpu.toml")
+    model, _ = load_model(ModelConfig.model_validate(job.sft.model_shape(job.seed)))
+    count = sum(p.numel() for p in model.parameters())
+    assert 90e6 <= count <= 115e6, count
+    assert model.config.model_type == "llama" and model.lm_head.weight is model.model.embed_tokens.weight

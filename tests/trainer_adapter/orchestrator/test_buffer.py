@@ -126,3 +126,17 @@ def test_task_weights_keep_the_difficulty_pools_within_each_environment() -> Non
 def test_bad_task_weights_are_rejected(weights: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         DifficultyBuffer([0, 1], BufferConfig(), tasks={0: "a", 1: "b"}, task_weights=weights)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_draw_at_a_time_follows_the_weights(seed: int) -> None:
+    """The orchestrator asks one problem per group: single draws must follow the weights too, not the row counts."""
+    weights = {"a": 1.0, "b": 2.0, "c": 5.0}
+    tasks = {i: "a" for i in range(500)} | {i: "b" for i in range(500, 520)} | {i: "c" for i in range(520, 530)}
+    buffer = DifficultyBuffer(list(tasks), BufferConfig(), seed=seed, tasks=tasks, task_weights=weights)
+    draws = 4000
+    drawn = Counter(tasks[buffer.sample_problems(1)[0]] for _ in range(draws))
+    for task, weight in weights.items():
+        expected = weight / sum(weights.values())
+        bound = 4 * (expected * (1 - expected) / draws) ** 0.5  # 4 binomial standard deviations
+        assert abs(drawn[task] / draws - expected) < bound, (task, drawn)

@@ -59,7 +59,28 @@ async def test_a_name_other_than_the_rows_task_routes_and_scores_right(serve, cl
 def test_bad_entries_are_rejected() -> None:
     with pytest.raises(TrainerConfigError, match="needs an id"):
         load_env_mix([EnvConfig()])
-    with pytest.raises(vf.errors.EnvironmentNotFoundError):
+    with pytest.raises(TrainerConfigError, match="env .'no-such-env-here'.: Could not import") as raised:
         load_env_mix([EnvConfig(id="no-such-env-here")])
-    with pytest.raises(ValueError, match="greater than 0"):
-        EnvConfig(id="arithmetic", weight=0)
+    assert isinstance(raised.value.__cause__, vf.errors.EnvironmentNotFoundError)
+    for weight in (0, -1.5):
+        with pytest.raises(ValueError, match="greater than 0"):
+            EnvConfig(id="arithmetic", weight=weight)
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (EnvConfig(id="no-such-env-here"), r"envs.1 \('no-such-env-here'\): Could not import"),
+    (EnvConfig(id="reverse-text", args={"bogus": 1}), r"envs.1 \('reverse-text'\): .*does not take argument"),
+    (EnvConfig(id="reverse-text", args={"min_len": 0}), r"envs.1 \('reverse-text'\): need 1 <= min_len"),
+])
+def test_a_bad_member_of_a_mix_is_named(bad: EnvConfig, message: str) -> None:
+    with pytest.raises(TrainerConfigError, match=message):
+        load_env_mix([EnvConfig(id="arithmetic", args=SMALL), bad])
+
+
+def test_weights_for_a_task_not_in_the_group_are_refused(tmp_path) -> None:
+    from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+
+    env, _ = load_env_mix([EnvConfig(id="arithmetic", args=SMALL), EnvConfig(id="reverse-text", args=SMALL)])
+    with pytest.raises(ValueError, match="task weight for 'reverse_text', but no example has that task"):
+        Orchestrator(OrchestratorConfig(), env, [object()], [object()], tmp_path,  # type: ignore[list-item]
+                     task_weights={"arithmetic": 1.0, "reverse_text": 1.0})

@@ -203,3 +203,35 @@ async def test_environments_are_mixed_by_weight(tmp_path, serve, client_for) -> 
     drawn = orchestrator.buffer.sample_problems(4000)
     tasks = [orchestrator.rows[i]["task"] for i in drawn]
     assert 0.45 < tasks.count("reverse-text") / len(tasks) < 0.55  # 1:1, although arithmetic has 10x the rows
+
+
+async def test_a_mix_logs_each_environments_reward_and_share_and_evaluates_each(tmp_path, serve, client_for,
+                                                                                 capsys) -> None:
+    """Metrics lines carry reward/<task> and share/<task>; the console line shows them; evaluations cover both."""
+    env, weights = load_env_mix([
+        EnvConfig(id="reverse-text", args={"num_train_examples": 30, "num_eval_examples": 4}, weight=3.0),
+        EnvConfig(id="arithmetic", args={"num_train_examples": 300, "num_eval_examples": 4}, weight=1.0),
+    ])
+    config = OrchestratorConfig(batch_size=16, rollouts_per_example=2, max_inflight_groups=4, max_tokens=32,
+                                weights_poll_s=0.02, max_async_level=0, eval_every=2, eval_examples=3,
+                                buffer=BufferConfig(drop_uniform_groups=False))
+    orchestrator = Orchestrator(config, env, [client_for(serve(_half_right()))], [RecordingUpdater()], tmp_path,
+                                task_weights=weights)
+    trainer = asyncio.create_task(_fake_trainer(tmp_path, 6, seconds_per_step=0.01))
+    await asyncio.wait_for(orchestrator.run(6), timeout=120)
+    trainer.cancel()
+    lines = [json.loads(x) for x in (tmp_path / "orchestrator_metrics.jsonl").read_text().splitlines()]
+    for line in lines:
+        shares = {k: v for k, v in line.items() if k.startswith("share/")}
+        assert set(shares) <= {"share/reverse-text", "share/arithmetic"} and sum(shares.values()) == pytest.approx(1)
+        assert all(f"reward/{k.removeprefix('share/')}" in line for k in shares)
+    rollouts = sum(line["rollouts"] for line in lines)
+    reverse = sum(line.get("share/reverse-text", 0) * line["rollouts"] for line in lines) / rollouts
+    assert 0.55 < reverse < 0.95  # 3:1 over 48 groups, where the row counts alone would give 30:300
+    printed = [x for x in capsys.readouterr().out.splitlines() if x.startswith("step ")]
+    assert len(printed) == 6 and printed[0].startswith("step 1/6  reward ")
+    assert all("reverse-text" in x or "arithmetic" in x for x in printed)
+    evals = [json.loads(x) for x in (tmp_path / "eval_metrics.jsonl").read_text().splitlines()]
+    assert sorted(e["step"] for e in evals) == [0, 2, 4, 6]
+    for line in evals:  # each environment on its own eval rows, not the group's first rows
+        assert line["examples"] == 6 and line["reward/arithmetic"] == 0.0 and line["reward/reverse-text"] > 0

@@ -66,3 +66,52 @@ async def test_assign_advantages_sets_every_rollout(env, serve, client_for) -> N
     group = assign_advantages(groups_from_results(results, 0).groups[0])
     mean = sum(group.rewards) / 4
     assert [r.advantage for r in group.rollouts] == pytest.approx([r - mean for r in group.rewards])
+
+
+# -- a template that rewrites earlier turns --------------------------------------------
+
+
+class _ThinkingChat(vf.MultiTurnEnv):
+    """The model thinks every turn and the env answers as a user, so QWEN3_STYLE drops the old thinking."""
+
+    async def env_response(self, messages, state, **kwargs):
+        return [vf.UserMessage(content="go on")]
+
+
+def _thinking_policy(request):
+    from verifiers.testing import Reply
+
+    turn = sum(m["role"] == "assistant" for m in request.messages) + 1
+    return Reply(content=f"<think>step {turn}</think>answer {turn}")
+
+
+async def test_a_template_that_rewrites_history_splits_each_rollout_as_documented(serve, client_for) -> None:
+    """verifiers.tokens.samples: one sample per turn whose prompt is the re-rendered history (mask 0), each
+    model token once with mask 1 and its server logprob; the rollout's advantage on every sample."""
+    from datasets import Dataset
+
+    from trainer_adapter.orchestrator.packing import samples_from_groups
+    from verifiers.testing import QWEN3_STYLE, ByteTokenizer
+
+    tokenizer = ByteTokenizer(chat_template=QWEN3_STYLE)
+    env = _ThinkingChat(dataset=Dataset.from_list([{"question": "q", "answer": ""}]), max_turns=3)
+    client = client_for(serve(_thinking_policy, tokenizer=tokenizer))
+    results = await env.generate([dict(env.get_dataset()[0])] * 2, client, "scripted", SAMPLING)
+    grouped = groups_from_results(results, policy_version=3)
+    (group,) = grouped.groups
+    assign_advantages(group)
+    for rollout, state in zip(group.rollouts, results.state, strict=True):
+        assert len(rollout.samples) == 3  # every turn saw a rewritten history
+        for sample, step in zip(rollout.samples, state["trajectory"], strict=True):
+            history = tokenizer.apply_chat_template(list(step["prompt"]), add_generation_prompt=True)
+            assert sample.prompt_ids == history  # the history as re-rendered for that turn
+            assert sample.prompt_mask == [0] * len(history)
+            assert sample.completion_ids == step["tokens"]["completion_ids"]
+            assert sample.completion_mask == [1] * len(sample.completion_ids)
+            assert sample.completion_logprobs == step["tokens"]["completion_logprobs"]
+        later = tokenizer.decode(rollout.samples[2].prompt_ids)
+        assert "answer 1" in later and "<think>step 1</think>" not in later  # old thinking dropped
+    packed = samples_from_groups(grouped.groups)
+    assert len(packed) == 6 and all(s.policy_version == 3 for s in packed)
+    expected = [(len(s.completion_ids), r.advantage) for r in group.rollouts for s in r.samples]
+    assert [(sum(p.loss_mask), p.advantage) for p in packed] == expected
