@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import verifiers as vf
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
 from trainer_adapter.model.tiny import ModelConfig
 from trainer_adapter.train.distributed import init_distributed
+from trainer_adapter.train.launch import free_port
 from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.sft import SFTConfig, run_sft
 from trainer_adapter.train.sft_data import SFTDataConfig
@@ -42,12 +42,6 @@ pytestmark = [
     ),
 ]
 multiply_tool = pytest.importorskip("multiply_tool", reason="pip install -e environments/multiply_tool")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +80,7 @@ def test_each_turns_inference_logprobs_line_up_with_its_tokens(warm: Path, tmp_p
     env = vf.load_environment("multiply-tool", num_train_examples=8, num_eval_examples=0)
     config = InferenceConfig(
         model=str(warm),
-        port=_free_port(),
+        port=free_port(),
         served_model_name="tiny",
         tool_call_parser="hermes",
     )
