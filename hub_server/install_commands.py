@@ -10,11 +10,14 @@
   the environment's dependencies from its index.
 
 Credentials for private environments travel in the URL (``__token__:TOKEN@``), which both
-clients understand; the commands shown on pages never contain a token.
+clients understand; the commands shown on pages never contain a token. Shown commands are shell
+text with every word quoted by :func:`shlex.quote` (``uv_text``, ``pip_text``): the Hub's URL may
+come from the request's ``Host`` header, and no value should reach a visitor's shell unquoted.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -67,6 +70,16 @@ def pip_requirement(target: InstallTarget, token: str | None = None) -> str:
 def pip_command(target: InstallTarget, token: str | None = None, python: str | None = None) -> list[str]:
     """``pip install "NAME @ URL#sha256=..."`` (run with the target interpreter's ``-m pip``)."""
     return [python or "python", "-m", "pip", "install", pip_requirement(target, token)]
+
+
+def uv_text(target: InstallTarget) -> str:
+    """The uv command as a page shows it: shell text, every word quoted, no token."""
+    return shlex.join(uv_command(target))
+
+
+def pip_text(target: InstallTarget) -> str:
+    """``pip install 'NAME @ URL#sha256=...'`` as a page shows it: shell text, quoted, no token."""
+    return shlex.join(["pip", "install", pip_requirement(target)])
 
 
 def pick_file(filenames: list[str]) -> str | None:

@@ -7,7 +7,8 @@ what to drop by category::
     Error
     ├── ModelError                    the model API failed, after retries
     │   ├── OverlongPromptError       the prompt no longer fits the context
-    │   └── EmptyModelResponseError   the server answered with no choice
+    │   ├── EmptyModelResponseError   the server answered with no choice
+    │   └── MalformedModelResponseError  the server's 200 reply is not JSON, or not a completion
     ├── ToolError                     a tool call could not be carried out
     │   ├── ToolParseError            the model's call was malformed
     │   └── ToolCallError             the tool itself raised
@@ -36,6 +37,13 @@ class OverlongPromptError(ModelError):
 
 class EmptyModelResponseError(ModelError):
     """The server returned a response without choices or content."""
+
+
+class MalformedModelResponseError(ModelError):
+    """The server answered 200 with a body that is not JSON, or not shaped like a completion.
+
+    Recorded as that rollout's error (not retried: a server that sends garbage once usually does again).
+    """
 
 
 class ToolError(Error):
@@ -86,6 +94,7 @@ __all__ = [
     "ModelError",
     "OverlongPromptError",
     "EmptyModelResponseError",
+    "MalformedModelResponseError",
     "ToolError",
     "ToolParseError",
     "ToolCallError",

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from hub_server.api.simple_render import file_url
 from hub_server.auth.principal import PERMISSIONS, Principal
 from hub_server.context import Hub, hub_of
-from hub_server.install_commands import InstallTarget, pick_file, pip_requirement, uv_command
+from hub_server.install_commands import InstallTarget, pick_file, pip_text, uv_text
 from hub_server.services import accounts, catalog
 from hub_server.services.catalog import ProjectView
 
@@ -65,7 +65,7 @@ def _project_json(view: ProjectView, request: Request, hub: Hub) -> dict[str, An
         file = next(f for f in files if f.filename == chosen) if chosen else files[0]
         target = InstallTarget(hub_url, view.owner, view.name, latest,
                                f"{prefix}/files/{file.sha256}/{file.filename}", file.sha256)
-        install = {"uv": " ".join(uv_command(target)), "pip": f'pip install "{pip_requirement(target)}"'}
+        install = {"uv": uv_text(target), "pip": pip_text(target)}
     return {
         "owner": view.owner, "name": view.name, "normalized": view.normalized, "private": view.private,
         "summary": view.summary, "description": view.description,

@@ -132,6 +132,12 @@ class Release(Base):
     description_content_type: Mapped[str] = mapped_column(String(200), default="")
     keywords: Mapped[str] = mapped_column(String(1000), default="")
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The README rendered once, at upload (services/release_readme.py): safe HTML, the argument and
+    # metric tables as JSON, and the renderer's version; NULL for releases uploaded before migration
+    # 0005 until their first page view. Deferred: loading a project's releases never reads them.
+    readme_html: Mapped[str | None] = mapped_column(Text, nullable=True, deferred=True)
+    readme_tables: Mapped[str | None] = mapped_column(Text, nullable=True, deferred=True)
+    readme_renderer: Mapped[int | None] = mapped_column(Integer, nullable=True, deferred=True)
 
     project: Mapped[Project] = relationship(back_populates="releases")
     files: Mapped[list[File]] = relationship(back_populates="release")

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from hub_server.db.models import Project, Release
 from hub_server.errors import StorageError
-from hub_server.services.readme_tables import readme_tables
+from hub_server.services.readme_tables import ReadmeTables
 from hub_server.storage import Storage, blob_key
 
 _MAX_PYPROJECT_BYTES = 256 * 1024
@@ -61,7 +61,9 @@ class EnvironmentDetails:
     tags: tuple[str, ...] = ()
     arguments: tuple[Argument, ...] = ()
     metrics: tuple[Metric, ...] = ()
-    eval_defaults: tuple[tuple[str, str], ...] = ()  # [tool.verifiers.eval], e.g. ("num_examples", "20")
+    # [tool.verifiers.eval] as the package wrote it, e.g. ("num_examples", 20): unchecked, since
+    # anyone who publishes writes it (hub_server.eval_command checks each value before showing it)
+    eval_defaults: tuple[tuple[str, str | int | float | bool], ...] = ()
 
 
 def _text(value: Any, limit: int = _MAX_TEXT) -> str:
@@ -195,13 +197,12 @@ def _tags(pyproject: dict[str, Any] | None, keywords: str) -> tuple[str, ...]:
     return split_tags(declared if isinstance(declared, list) else keywords)
 
 
-def environment_details(pyproject: dict[str, Any] | None, description: str, content_type: str,
+def environment_details(pyproject: dict[str, Any] | None, tables: ReadmeTables | None,
                         keywords: str) -> EnvironmentDetails:
-    """Merge the sdist's pyproject (if any) with the README's tables and the wheel's keywords."""
-    tables = readme_tables(description) if is_markdown(content_type) else None
+    """Merge the sdist's pyproject (if any) with the README's tables (read at upload) and the wheel's keywords."""
     eval_table = _table(pyproject, "tool", "verifiers", "eval")
-    defaults = tuple((_text(k, 100), _text(v, 100)) for k, v in list(eval_table.items())[:20]
-                     if isinstance(v, (str, int, float, bool)))
+    defaults = tuple((_text(k, 100), v[:100] if isinstance(v, str) else v)
+                     for k, v in list(eval_table.items())[:20] if isinstance(v, (str, int, float, bool)))
     return EnvironmentDetails(
         tags=_tags(pyproject, keywords),
         arguments=_arguments(pyproject, tables.arguments if tables else []),
@@ -210,24 +211,17 @@ def environment_details(pyproject: dict[str, Any] | None, description: str, cont
     )
 
 
-def is_markdown(content_type: str) -> bool:
-    """Whether a ``Description-Content-Type`` is markdown (the type ``vf-init`` packages declare)."""
-    return content_type.split(";", 1)[0].strip().lower() == "text/markdown"
-
-
 @dataclass(frozen=True)
-class ReleaseText:
-    """The texts of one version's core metadata."""
+class ReleaseRef:
+    """One version's row id and its core metadata's keywords."""
 
-    description: str
-    content_type: str
+    id: int
     keywords: str
 
 
-def release_text(session: Session, normalized: str, version: str) -> ReleaseText:
-    """The README (long description), its content type and keywords of ``normalized@version``."""
+def release_ref(session: Session, normalized: str, version: str) -> ReleaseRef | None:
+    """The release ``normalized@version`` (``None`` if there is none)."""
     row = session.execute(
-        select(Release.description, Release.description_content_type, Release.keywords)
-        .join(Project, Project.id == Release.project_id)
+        select(Release.id, Release.keywords).join(Project, Project.id == Release.project_id)
         .where(Project.normalized == normalized, Release.version == version)).first()
-    return ReleaseText(*row) if row else ReleaseText("", "", "")
+    return ReleaseRef(row.id, row.keywords or "") if row else None

@@ -3,6 +3,8 @@
 Order matters for crash safety: the blob (and its PEP 658 metadata blob) are durable in storage
 before the transaction that inserts the file row commits, so an index never lists a file it
 cannot serve. A crash in between leaves at most an unreferenced blob, never a dangling row.
+The upload that creates a release also renders its README, once (``services/release_readme.py``),
+before the write transaction, so the database lock is never held while a README is parsed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from hub_server.db.models import File, Owner, Project, Release, Token, utcnow
 from hub_server.distributions import CoreMetadata, Filename, parse_filename, read_metadata
 from hub_server.errors import BadRequest, FileExists, Forbidden
 from hub_server.names import check_project_name, check_version
-from hub_server.services import card_tags
+from hub_server.services import card_tags, release_readme
 from hub_server.services.accounts import get_owner
 from hub_server.storage import Storage, blob_key
 
@@ -137,9 +139,15 @@ def _store_blobs(storage: Storage, staged: StagedFile, meta: CoreMetadata, parse
     return metadata_sha
 
 
+def _release_exists(session: Session, parsed: Filename) -> bool:
+    return session.scalar(
+        select(Release.id).join(Project, Project.id == Release.project_id)
+        .where(Project.normalized == parsed.name, Release.canonical_version == str(parsed.version))) is not None
+
+
 def _insert(session: Session, principal: Principal, owner_name: str | None, project_name: str,
             staged: StagedFile, parsed: Filename, meta: CoreMetadata, metadata_sha: str | None,
-            reserved: list[str]) -> bool:
+            reserved: list[str], readme: release_readme.RenderedReadme | None) -> bool:
     project = _authorize(session, principal, owner_name, parsed.name, reserved)
     if _existing_file(session, staged) is not None:
         return False
@@ -157,6 +165,8 @@ def _insert(session: Session, principal: Principal, owner_name: str | None, proj
             project_id=project.id, version=canonical, canonical_version=canonical, yanked=False, yanked_reason="",
             requires_python=meta.requires_python, summary=meta.summary, description=meta.description,
             description_content_type=meta.description_content_type, keywords=meta.keywords,
+            # None only if the release existed when this upload looked: its first page view renders it
+            **(release_readme.columns(readme) if readme is not None else {}),
         )
         session.add(release)
         session.flush()
@@ -182,12 +192,14 @@ def publish(db: Database, storage: Storage, principal: Principal, fields: dict[s
             _authorize(session, principal, owner_name, parsed.name, reserved)
             if _existing_file(session, staged) is not None:
                 return Outcome(parsed.name, str(parsed.version), staged.filename, created=False)
+            new_release = not _release_exists(session, parsed)
+        readme = release_readme.render(meta.description, meta.description_content_type) if new_release else None
         metadata_sha = _store_blobs(storage, staged, meta, parsed)
         for attempt in range(_COMMIT_ATTEMPTS):
             try:
                 with db.write() as session:
                     created = _insert(session, principal, owner_name, meta.display_name, staged, parsed, meta,
-                                      metadata_sha, reserved)
+                                      metadata_sha, reserved, readme)
                 return Outcome(parsed.name, str(parsed.version), staged.filename, created)
             except IntegrityError:
                 # Another worker created the same project, release or file at the same moment:

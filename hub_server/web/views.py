@@ -1,4 +1,7 @@
-"""What each page shows, gathered from the services in one read transaction per page."""
+"""What each page shows, gathered from the services in one read transaction per page.
+
+(The first view of a release whose README was never rendered also stores it, in a write of its own.)
+"""
 
 from __future__ import annotations
 
@@ -11,12 +14,13 @@ from hub_server.api.simple_render import file_url
 from hub_server.auth.principal import Principal
 from hub_server.context import Hub
 from hub_server.errors import NotFound
-from hub_server.install_commands import InstallTarget, owner_index_url, pick_file, pip_requirement, uv_command
+from hub_server.eval_command import EvalCommand, eval_command
+from hub_server.install_commands import InstallTarget, owner_index_url, pick_file, pip_text, uv_text
 from hub_server.services import catalog, evals
 from hub_server.services.catalog import FileView, ProjectView, ReleaseView
 from hub_server.services.downloads import DownloadStats, project_downloads
-from hub_server.services.environments import EnvironmentDetails, environment_details, release_text, sdist_pyproject
-from hub_server.web.readme import render_readme
+from hub_server.services.environments import EnvironmentDetails, environment_details, release_ref, sdist_pyproject
+from hub_server.services.release_readme import RenderedReadme, release_readme
 
 LEADERBOARD_METRIC_COLUMNS = 4
 
@@ -42,7 +46,7 @@ class EnvironmentPage:
     readme: Markup
     details: EnvironmentDetails
     install: InstallSnippets | None
-    eval_command: str
+    eval_command: EvalCommand
     downloads: DownloadStats
     leaderboard: list[evals.LeaderboardRow]
     metric_columns: list[str]
@@ -59,16 +63,10 @@ def install_snippets(hub_url: str, prefix: str, project: ProjectView, version: s
                            file_url(prefix, file.sha256, file.filename), file.sha256)
     return InstallSnippets(
         vf_hub=f"vf-hub install {project.owner}/{project.name}@{version}",
-        uv=" ".join(uv_command(target)),
-        pip=f'pip install "{pip_requirement(target)}"',
+        uv=uv_text(target),
+        pip=pip_text(target),
         index_url=owner_index_url(hub_url, project.owner),
     )
-
-
-def _eval_command(name: str, details: EnvironmentDetails) -> str:
-    flags = {"num_examples": "-n", "rollouts_per_example": "-r"}
-    parts = [f"vf-eval {name}", *(f"{flags[k]} {v}" for k, v in details.eval_defaults if k in flags)]
-    return " ".join(parts) + " -m MODEL -b BASE_URL"
 
 
 def _metric_columns(rows: list[evals.LeaderboardRow], details: EnvironmentDetails) -> list[str]:
@@ -89,17 +87,18 @@ def environment_page(session: Session, hub: Hub, principal: Principal | None, ow
         raise NotFound(f"{owner}/{name} has no version {version}")
     files = [f for f in project.files if f.version == shown]
     sdist = next((f for f in files if f.packagetype == "sdist"), None)
-    text = release_text(session, project.normalized, shown) if shown else None
+    ref = release_ref(session, project.normalized, shown) if shown else None
+    # Stored at upload; rendered here only once for a release from before that (then stored).
+    readme = release_readme(hub.db, session, ref.id) if ref else RenderedReadme("")
     pyproject = sdist_pyproject(hub.storage, sdist.sha256, sdist.filename) if sdist else None
-    details = environment_details(pyproject, text.description if text else "",
-                                  text.content_type if text else "", text.keywords if text else "")
+    details = environment_details(pyproject, readme.tables, ref.keywords if ref else "")
     rows = evals.leaderboard(session, principal, project.normalized, owner)
     return EnvironmentPage(
         project=project, release=release, is_latest=shown == project.latest, files=files,
-        readme=render_readme(text.description, text.content_type) if text else Markup(""),
+        readme=Markup(readme.html),  # sanitised when it was rendered (services/readme_html.py)
         details=details,
         install=install_snippets(hub_url, prefix, project, shown, files) if shown else None,
-        eval_command=_eval_command(project.name, details),
+        eval_command=eval_command(project.name, details.eval_defaults),
         downloads=project_downloads(session, project.normalized),
         leaderboard=rows, metric_columns=_metric_columns(rows, details),
     )

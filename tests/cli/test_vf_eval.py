@@ -9,9 +9,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from verifiers.testing import Reply, ScriptedRequest
 
 ENV_SOURCE = textwrap.dedent('''
     import verifiers as vf
@@ -72,6 +75,50 @@ def test_eval_writes_results_metadata_and_summary(workdir: Path, serve) -> None:
     assert "reward" in done.stdout and "pass@2" in done.stdout
 
 
+class FaultyModel:
+    """Reverses each word, except: ``word7`` gets a 200 whose body is not JSON, ``word3`` always a 503."""
+
+    def __init__(self) -> None:
+        self.asked: Counter[str] = Counter()
+
+    def __call__(self, request: ScriptedRequest) -> Reply:
+        word = request.last_user_text
+        self.asked[word] += 1
+        if word == "word7":
+            return Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>")
+        if word == "word3":
+            return Reply(status=503)
+        return Reply(word[::-1])
+
+
+@pytest.mark.slow
+def test_a_malformed_reply_is_that_rollouts_error_and_the_run_finishes(workdir: Path, serve) -> None:
+    model = FaultyModel()
+    url = serve(model)
+    done = vf_eval(workdir, "cli-env", "-m", "faulty", "-b", url, "-n", "20", "-r", "3", "--max-retries", "0",
+                   "-a", '{"num_examples": 20}')
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = _run_dir(workdir)
+    lines = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 60
+    errors = {l["example_id"]: l["error"] for l in lines if l["error"]}
+    assert sorted(errors) == [3, 7]
+    assert errors[7].startswith("MalformedModelResponseError: the model API's reply is not valid JSON")
+    assert errors[3].startswith("ModelError: model API failed after 1 attempts")
+    # errored rollouts are not scored, so their error is counted once (not again as the reward functions')
+    assert all(l["scoring_errors"] == {} and l["reward"] == 0.0 for l in lines if l["error"])
+    meta = json.loads((run / "metadata.json").read_text())
+    assert meta["status"] == "complete" and meta["num_scored"] == 54 and meta["avg_reward"] == 1.0
+    assert meta["error_counts"] == {"reward function: broken": 54, "rollout: MalformedModelResponseError": 3,
+                                    "rollout: ModelError": 3}
+    assert model.asked["word3"] == 3 and model.asked["word7"] == 3  # --max-retries 0: one attempt per rollout
+    model.asked.clear()
+    again = vf_eval(workdir, "cli-env", "-m", "faulty", "-b", url, "-n", "8", "-r", "1", "--max-retries", "2",
+                    "-o", str(workdir / "retries"))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert model.asked["word3"] == 3 and model.asked["word7"] == 1  # 2 retries of the 503; garbage is not retried
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -80,6 +127,7 @@ def test_eval_writes_results_metadata_and_summary(workdir: Path, serve) -> None:
         (["-S", "3"], "--sampling-args must be a JSON object"),
         (["-a", '{"colour": 1}'], "does not take argument(s) colour"),
         (["-r", "0"], "rollouts_per_example"),
+        (["--max-retries", "-1"], "max_retries"),
         (["--header", "no-colon"], "bad --header"),
         (["-n", "abc"], "Invalid value"),
     ],

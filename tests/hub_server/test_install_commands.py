@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import shlex
+
 from hub_server.install_commands import (
     InstallTarget,
     owner_index_url,
     pick_file,
     pip_command,
     pip_requirement,
+    pip_text,
     uv_command,
+    uv_text,
     with_token,
 )
 
@@ -28,6 +32,16 @@ def test_pip_names_the_exact_file_with_its_hash() -> None:
     assert pip_requirement(TARGET) == (
         "demo-env @ http://hub:8000/files/abc/demo_env-0.2.0-py3-none-any.whl#sha256=abc")
     assert pip_command(TARGET, python="/py")[:4] == ["/py", "-m", "pip", "install"]
+
+
+def test_shown_commands_are_quoted_shell_text() -> None:
+    assert uv_text(TARGET) == ("uv pip install demo-env==0.2.0 --extra-index-url http://hub:8000/alice/simple/ "
+                               "--index-strategy first-index")
+    assert pip_text(TARGET) == f"pip install '{pip_requirement(TARGET)}'"
+    # A Hub URL taken from a hostile Host header stays one word in the visitor's shell.
+    hostile = InstallTarget("http://hub;touch${IFS}owned", "alice", "demo-env", "0.2.0", "/files/abc/f.whl", "abc")
+    assert shlex.split(uv_text(hostile))[5] == "http://hub;touch${IFS}owned/alice/simple/"
+    assert shlex.split(pip_text(hostile)) == ["pip", "install", pip_requirement(hostile)]
 
 
 def test_tokens_travel_as_url_credentials_and_only_when_given() -> None:

@@ -130,6 +130,12 @@ class EnvGroup(Environment):
             )
         return env
 
+    def set_max_retries(self, max_retries: int) -> None:
+        """The group's and every member's retries (members make the model calls)."""
+        super().set_max_retries(max_retries)
+        for env in self.envs:
+            env.set_max_retries(max_retries)
+
     async def rollout(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch to the environment named by the row's task (either call form)."""
         if args and isinstance(args[0], dict):

@@ -22,7 +22,7 @@ from verifiers.awaitables import maybe_await
 from verifiers.envs.dataset import format_dataset
 from verifiers.envs.dataset_builder import as_given
 from verifiers.envs.tool_defs import ToolDefList, offered_tools
-from verifiers.errors import OverlongPromptError
+from verifiers.errors import OverlongPromptError, UsageError
 from verifiers.messages import to_plain
 from verifiers.parsers.parser import Parser
 from verifiers.rollout.model_call import RetryPolicy, request_model
@@ -190,6 +190,13 @@ class Environment(abc.ABC):
             from openai.types.chat import ChatCompletion
 
             return ChatCompletion(id="overlong-prompt", choices=[], created=0, model=model, object="chat.completion")
+
+    def set_max_retries(self, max_retries: int) -> None:
+        """From now on, retry a transient model API failure ``max_retries`` times (``max_retries + 1``
+        attempts in all); ``vf-eval --max-retries`` sets it over the constructor's ``max_retries``."""
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise UsageError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+        self.retry = RetryPolicy(max_retries=max_retries)
 
     # -- rollouts ---------------------------------------------------------------------------
 

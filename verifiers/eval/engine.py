@@ -103,7 +103,8 @@ async def generate(
 
     Rows sharing an ``example_id`` form a group (``independent_scoring`` makes
     every rollout its own group). ``on_group(outputs, states)`` is called as
-    soon as a group is scored; ``on_progress(n)`` after every finished rollout.
+    soon as a group is scored; ``on_progress(n)`` after every finished rollout. Rollouts that
+    recorded an error are left out of their group's scoring (reward 0, no metrics).
     """
     client = _as_async_client(client)
     rows = rows_from_inputs(inputs)
@@ -122,13 +123,19 @@ async def generate(
 
     async def group(indices: list[int]) -> None:
         group_states = list(await asyncio.gather(*(one(i) for i in indices)))
+        # A rollout that recorded an error is not scored: its reward functions would only fail or score
+        # what the model never said, and count the one error again as theirs. Reward 0, no metrics.
         # Environment(score_rollouts=False) (0.3.0) turns scoring off as the argument does: reward 0, no metrics.
-        if score_rollouts and getattr(env, "score_rollouts", True) is not False:
-            async with scoring:
-                await env.score_group(group_states)
-        else:
-            for state in group_states:
+        scoring_on = score_rollouts and getattr(env, "score_rollouts", True) is not False
+        scored: list[State] = []
+        for state in group_states:
+            if scoring_on and state.get("error") is None:
+                scored.append(state)
+            else:
                 state["reward"], state["metrics"] = 0.0, {}
+        if scored:
+            async with scoring:
+                await env.score_group(scored)
         group_outputs = [
             state_to_output(s, rows[i].get("rollout_index", 0)) for i, s in zip(indices, group_states)
         ]

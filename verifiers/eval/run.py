@@ -80,6 +80,7 @@ async def run_eval(config: EvalConfig, run_dir: Path | None = None, resume: bool
                    on_progress: Callable[[int, int], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any], Path]:
     """Run (or resume) an evaluation; returns ``(outputs, metadata, run_dir)``."""
     env = load_environment(config.env_id, **config.env_args)
+    env.set_max_retries(config.max_retries)  # --max-retries N: N retries, N + 1 attempts
     run_dir = run_dir or new_run_dir(config)
     run_dir.mkdir(parents=True, exist_ok=True)
     results_path = run_dir / "results.jsonl"
@@ -107,14 +108,21 @@ async def run_eval(config: EvalConfig, run_dir: Path | None = None, resume: bool
 
     client = make_client(config)
     t0 = time.perf_counter()
-    with ResultsWriter(results_path) as writer:
-        results = await generate(env, todo, client, config.model, config.merged_sampling_args(),
-                                 max_concurrent=config.max_concurrent,
-                                 max_concurrent_scoring=config.max_concurrent_scoring,
-                                 independent_scoring=config.independent_scoring,
-                                 on_group=lambda outputs, _states: writer.append_group(outputs), on_progress=tick)
-    await env.teardown()
-    await client.close()
+    try:
+        with ResultsWriter(results_path) as writer:
+            results = await generate(env, todo, client, config.model, config.merged_sampling_args(),
+                                     max_concurrent=config.max_concurrent,
+                                     max_concurrent_scoring=config.max_concurrent_scoring,
+                                     independent_scoring=config.independent_scoring,
+                                     on_group=lambda outputs, _states: writer.append_group(outputs), on_progress=tick)
+    except Exception as error:
+        # Rollout errors are recorded per rollout; what ends up here stopped the run, and the folder says so
+        # (``--resume`` still continues it) instead of claiming it is running.
+        _write_metadata(run_dir, {**base, "status": "failed", "error": f"{type(error).__name__}: {error}"})
+        raise
+    finally:
+        await env.teardown()
+        await client.close()
     outputs = sorted([*done, *results["outputs"]], key=lambda o: (o["example_id"], o.get("rollout_index", 0)))
     metadata = {**base, "status": "complete", "time_ms": (time.perf_counter() - t0) * 1000,
                 **summarize(outputs, config.pass_threshold)}

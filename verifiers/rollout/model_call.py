@@ -5,7 +5,9 @@ that a rollout retries transient failures (5xx, 429, timeouts, dropped
 connections) with exponential backoff and jitter, then raises
 :class:`~verifiers.errors.ModelError` so the rollout records the error and the
 run goes on. A prompt that exceeds the context is not a failure: it raises
-:class:`~verifiers.errors.OverlongPromptError` and the rollout just stops.
+:class:`~verifiers.errors.OverlongPromptError` and the rollout just stops. A 200 reply
+that is not JSON, or not shaped like a completion, raises
+:class:`~verifiers.errors.MalformedModelResponseError` (recorded the same way, not retried).
 
 An ``AsyncOpenAI`` client is called through its low-level ``client.post(...)``
 with a plain JSON body (as 0.3.0 does): the same request on the wire, the same
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import random
 from dataclasses import dataclass
@@ -30,7 +33,12 @@ from openai.types import Completion
 from openai.types.chat import ChatCompletion
 
 from verifiers.clients import OpenAIChatCompletionsClient
-from verifiers.errors import EmptyModelResponseError, ModelError, OverlongPromptError
+from verifiers.errors import (
+    EmptyModelResponseError,
+    MalformedModelResponseError,
+    ModelError,
+    OverlongPromptError,
+)
 
 logger = logging.getLogger("verifiers.rollout")
 
@@ -148,6 +156,35 @@ async def _call(client: Any, model: str, prompt: Any, tools: list | None, args: 
     return await client.completions.create(model=model, prompt=prompt, **args)
 
 
+def check_response_shape(response: Any, message_type: str) -> None:
+    """Raise unless ``response`` looks like a completion a rollout can read.
+
+    The OpenAI client builds its response objects without validating them, and returns plain
+    text when the body is not JSON; either would otherwise fail later, outside the error tree.
+
+    Raises:
+        EmptyModelResponseError: the reply has no choices.
+        MalformedModelResponseError: the reply is text, or its choices are not completions.
+    """
+    if isinstance(response, (str, bytes)):
+        raise MalformedModelResponseError(f"the model API replied with text, not JSON: {response[:200]!r}")
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise EmptyModelResponseError(f"the model returned no choices (response id {getattr(response, 'id', None)!r})")
+    if not isinstance(choices, list):
+        raise MalformedModelResponseError(f"the model API's choices are a {type(choices).__name__}, not a list")
+    first = choices[0]
+    if message_type == "chat":
+        message = getattr(first, "message", None)
+        content = getattr(message, "content", None)
+        tool_calls = getattr(message, "tool_calls", None)
+        well_typed = isinstance(content, (str, type(None))) and isinstance(tool_calls, (list, type(None)))
+        if message is None or not well_typed:
+            raise MalformedModelResponseError(f"the model API's first choice is not a chat message: {first!r:.200}")
+    elif not isinstance(getattr(first, "text", None), str):
+        raise MalformedModelResponseError(f"the model API's first choice has no completion text: {first!r:.200}")
+
+
 async def request_model(
     client: Any,
     model: str,
@@ -163,6 +200,7 @@ async def request_model(
     Raises:
         OverlongPromptError: the prompt does not fit the model's context.
         ModelError: the API kept failing after ``retry.max_retries`` retries, or refused the request.
+        MalformedModelResponseError: the API answered 200 with a body that is not a completion.
     """
     args = normalize_sampling_args(sampling_args, message_type)
     for attempt in range(retry.max_retries + 1):
@@ -181,10 +219,12 @@ async def request_model(
             continue
         except openai.APIError as error:
             raise ModelError(f"model API error: {error!r}") from error
-        if not getattr(response, "choices", None):
-            raise EmptyModelResponseError(f"the model returned no choices (response id {getattr(response, 'id', None)!r})")
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            # What the OpenAI client lets through when a 200 says JSON and the body is not.
+            raise MalformedModelResponseError(f"the model API's reply is not valid JSON: {error}") from error
+        check_response_shape(response, message_type)
         return response
     raise AssertionError("unreachable")  # the loop always returns or raises
 
 
-__all__ = ["RetryPolicy", "normalize_sampling_args", "request_model"]
+__all__ = ["RetryPolicy", "check_response_shape", "normalize_sampling_args", "request_model"]

@@ -20,7 +20,8 @@ from verifiers.testing.policies import Policy, Reply, ScriptedRequest, content_t
 
 logger = logging.getLogger(__name__)
 
-Response = tuple[int, dict[str, Any]]
+# A JSON payload, or raw body bytes (a policy's deliberately malformed reply).
+Response = tuple[int, dict[str, Any] | bytes]
 
 # Request fields that shape the request object; everything else is a sampling parameter.
 _STRUCTURAL = frozenset({"model", "messages", "prompt", "tools"})
@@ -110,6 +111,8 @@ class ScriptedApi:
             logger.exception("scripted policy raised")
             return 500, error_body(500, f"policy raised {type(e).__name__}: {e}")
         await asyncio.sleep(delay + reply.delay_s)
+        if reply.raw_body is not None:
+            return reply.status, reply.raw_body
         if reply.status != 200:
             return reply.status, error_body(reply.status, reply.content or f"scripted status {reply.status}")
         self._ids += 1

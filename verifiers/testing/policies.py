@@ -38,7 +38,9 @@ class Reply:
     ``"stop"`` (the server sets ``"length"`` itself when ``max_tokens`` cuts the reply).
     ``status`` other than 200 answers with an OpenAI-shaped error instead (fault injection),
     whose message is ``content`` when given (e.g. a context-length error text);
-    ``delay_s`` waits before answering (client timeouts).
+    ``delay_s`` waits before answering (client timeouts). ``raw_body`` sends exactly those bytes
+    as the response body, with ``status`` and a JSON content type, instead of a completion: a
+    malformed reply from a broken server or proxy (``b"<html>"``, a cut-off JSON object).
     """
 
     content: str = ""
@@ -46,6 +48,7 @@ class Reply:
     finish_reason: Literal["stop", "length", "tool_calls"] | None = None
     delay_s: float = 0.0
     status: int = 200
+    raw_body: bytes | None = None
 
 
 @dataclass

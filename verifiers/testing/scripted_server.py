@@ -130,7 +130,8 @@ class ScriptedServer:
                 if request is None:
                     break
                 status, payload = await self.api.handle(request)
-                writer.write(encode_response(status, json.dumps(payload).encode(), request.keep_alive))
+                body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                writer.write(encode_response(status, body, request.keep_alive))
                 self.requests_served += 1
                 await writer.drain()
                 if not request.keep_alive:

@@ -12,6 +12,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from hub_server.services.environments import Argument, Metric, environment_details, sdist_pyproject, split_tags
+from hub_server.services.readme_tables import readme_tables
 from hub_server.storage import LocalStorage, blob_key
 from tests.hub_server.web.envdists import PYPROJECT, README, env_sdist
 
@@ -26,7 +27,7 @@ def _store(storage: LocalStorage, sdist: Path) -> str:
 
 def test_pyproject_names_and_describes_the_readme_adds_types_defaults_and_weights() -> None:
     pyproject = tomllib.loads(PYPROJECT.format(name="demo", version="0.1.0", tag="math"))
-    details = environment_details(pyproject, README.format(name="demo"), "text/markdown", "ignored")
+    details = environment_details(pyproject, readme_tables(README.format(name="demo")), "ignored")
     assert details.tags == ("single-turn", "math")
     assert details.arguments == (
         Argument("num_examples", "int", "100", "How many examples to use."),
@@ -37,11 +38,11 @@ def test_pyproject_names_and_describes_the_readme_adds_types_defaults_and_weight
         Metric("exact_match", "1.0", "1.0 when the reply equals the answer (weight 1)."),
         Metric("reward", "", "Weighted sum."),
     )
-    assert details.eval_defaults == (("num_examples", "20"), ("rollouts_per_example", "3"))
+    assert details.eval_defaults == (("num_examples", 20), ("rollouts_per_example", 3))  # as written; checked when shown
 
 
 def test_without_an_sdist_the_readme_and_keywords_are_used() -> None:
-    details = environment_details(None, README.format(name="demo"), "text/markdown", "Math, single-turn,,math")
+    details = environment_details(None, readme_tables(README.format(name="demo")), "Math, single-turn,,math")
     assert details.tags == ("math", "single-turn")
     assert [a.name for a in details.arguments] == ["num_examples", "seed"]
     assert details.arguments[0].description == "Rows in the evaluation split."
@@ -51,7 +52,7 @@ def test_without_an_sdist_the_readme_and_keywords_are_used() -> None:
 def test_table_valued_arguments_and_non_markdown_readmes() -> None:
     pyproject = {"tool": {"verifiers": {"args": {"k": {"description": "Top k.", "type": "int", "default": 5}},
                                         "metrics": "not a table"}}}
-    details = environment_details(pyproject, README.format(name="demo"), "text/x-rst", "")
+    details = environment_details(pyproject, None, "")  # a reST README has no tables read
     assert details.arguments == (Argument("k", "int", "5", "Top k."),)
     assert details.metrics == () and details.tags == ()
 

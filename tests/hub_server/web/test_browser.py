@@ -75,7 +75,7 @@ def test_search_to_install_snippet(live_url: str, make_user: Callable[[str], str
     wheel = next(f for f in info["versions"][0]["files"] if f["filename"].endswith(".whl"))
     uv = f"uv pip install reverse-text==0.1.0 --extra-index-url {live_url}/alice/simple/ --index-strategy first-index"
     sha = wheel["sha256"]
-    pip = f'pip install "reverse-text @ {live_url}/files/{sha}/{wheel["filename"]}#sha256={sha}"'
+    pip = f"pip install 'reverse-text @ {live_url}/files/{sha}/{wheel['filename']}#sha256={sha}'"
     page = browser_page
     ARTIFACTS.mkdir(exist_ok=True)
 

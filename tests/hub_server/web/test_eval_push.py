@@ -6,6 +6,7 @@ import html
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -40,7 +41,7 @@ def test_vf_eval_push_puts_the_run_on_the_environment_page(live_url: str, hub: H
     # Installed from the Hub exactly as the page's pip command does it, into a folder put first on the path.
     site = tmp_path / "site"
     run(sys.executable, "-m", "pip", "--isolated", "install", "-q", "--no-deps", "--no-cache-dir", "--target",
-        str(site), info["install"]["pip"].removeprefix("pip install ").strip('"'))
+        str(site), shlex.split(info["install"]["pip"])[2])
     model_url = serve("reverse")
 
     done = vf_eval(tmp_path, site, {"VF_HUB_TOKEN": token}, "reverse-text", "-m", "scripted-reverse", "-b", model_url,

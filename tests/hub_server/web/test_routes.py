@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from hub_server.context import Hub
 from hub_server.services import accounts
 from tests.hub_server.conftest import bearer
 from tests.hub_server.dists import make_wheel, metadata_text
-from tests.hub_server.web.envdists import README, publish
+from tests.hub_server.web.envdists import PYPROJECT, README, env_sdist, publish
 
 EVIL_README = README.format(name="demo-env") + """
 <script>document.title='owned'</script>
@@ -64,10 +65,26 @@ def test_environment_page_shows_readme_details_install_versions_and_files(client
     base = "http://testserver"
     uv = (f"uv pip install demo-env==0.2.0 --extra-index-url {base}/alice/simple/ --index-strategy first-index")
     assert uv in text and "vf-hub install alice/demo-env@0.2.0" in text
-    assert f'pip install "demo-env @ {base}/files/' in text and "demo_env-0.2.0-py3-none-any.whl#sha256=" in text
+    assert f"pip install 'demo-env @ {base}/files/" in text and "demo_env-0.2.0-py3-none-any.whl#sha256=" in text
     assert "demo_env-0.2.0.tar.gz" in text and "latest" in text
     assert page.headers["content-security-policy"].startswith("default-src 'self'")
     assert page.headers["x-frame-options"] == "DENY"
+
+
+def test_a_hostile_eval_default_is_dropped_from_the_shown_command(
+        client: TestClient, make_user: Callable[[str], str], upload: Callable[..., httpx.Response],
+        tmp_path: Path) -> None:
+    token = make_user("mallory")
+    pyproject = PYPROJECT.format(name="xss-env", version="0.1.0", tag="x").replace(
+        "num_examples = 20", 'num_examples = "5; rm -rf ~ #"')
+    sdist = env_sdist(tmp_path, "xss-env", "0.1.0", pyproject=pyproject)
+    for dist in (make_wheel(tmp_path, "xss-env", "0.1.0"), sdist):
+        assert upload(token, dist, "xss-env", "0.1.0").status_code == 200
+    page = client.get("/mallory/xss-env/versions/0.1.0")
+    command = html.unescape(re.search(r'id="eval-command"><code>(.*?)</code>', page.text).group(1))
+    assert shlex.split(command) == ["vf-eval", "xss-env", "-r", "3", "-m", "MODEL", "-b", "BASE_URL"]
+    assert "rm -rf" not in command
+    assert "num_examples = '5; rm -rf ~ #' is not an integer; left out of the command." in text_of(page.text)
 
 
 def test_the_readme_is_sanitised_on_the_page(client: TestClient, alice: str) -> None:

@@ -128,3 +128,16 @@ async def test_a_task_naming_no_env_is_refused_before_any_model_call(serve, clie
     assert calls == []  # nothing ran on the first environment instead
     results = await group.generate([good], client, "m")
     assert results.reward == [0.0] and calls == ["ab"]  # a known task still runs
+
+
+def test_set_max_retries_reaches_every_member_and_rejects_bad_counts() -> None:
+    import pytest
+
+    members = [_env(["ab"], starts_a), _env(["xyz"], length)]
+    group = vf.EnvGroup(members, env_names=["letters", "sizes"])
+    group.set_max_retries(0)
+    assert [env.retry.max_retries for env in (group, *members)] == [0, 0, 0]
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(vf.errors.UsageError, match="max_retries must be an integer >= 0"):
+            group.set_max_retries(bad)  # type: ignore[arg-type]
+    assert members[0].retry.max_retries == 0

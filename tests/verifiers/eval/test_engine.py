@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from datasets import Dataset
 
 import verifiers as vf
+import verifiers.testing as vf_testing
 from verifiers.eval.engine import expand_rollouts, generate
 
 
@@ -79,6 +81,30 @@ async def test_an_env_built_with_score_rollouts_false_is_not_scored(serve, clien
     env = vf.SingleTurnEnv(dataset=ds, rubric=vf.Rubric(funcs=[lambda: 1.0]), score_rollouts=False)
     result = await env.evaluate(client_for(serve("echo")), "m", num_examples=1)
     assert [(o["reward"], o["metrics"]) for o in result["outputs"]] == [(0.0, {})]
+
+
+async def test_errored_rollouts_are_not_scored_and_do_not_shift_their_groups_advantages(serve, client_for) -> None:
+    seen: list[list[Any]] = []
+
+    def group_reward(completions, states) -> list[float]:
+        seen.append(completions)  # before reading them: an errored rollout's empty completion would raise below
+        return [float(len(c[-1]["content"])) for c in completions]
+
+    def bad_body_for_q1(request) -> vf_testing.Reply:
+        if request.last_user_text == "q1":
+            return vf_testing.Reply(raw_body=b"<html>proxy error</html>")
+        return vf_testing.Reply(request.last_user_text)
+
+    env = _env(vf.Rubric(funcs=[group_reward]), n=2)
+    rows = [{**row, "rollout_index": 0} for row in env.get_dataset()]
+    results = await generate(env, rows + [{**rows[0], "rollout_index": 1}], client_for(serve(bad_body_for_q1)), "m")
+    by_example = {o["example_id"]: o for o in results["outputs"] if o["rollout_index"] == 0}
+    errored = by_example[1]
+    assert errored["error"].startswith("MalformedModelResponseError: the model API's reply is not valid JSON")
+    assert (errored["reward"], errored["metrics"], errored["scoring_errors"]) == (0.0, {}, {})
+    assert errored["advantage"] is None
+    assert [[c[-1]["content"] for c in group] for group in seen] == [["q0", "q0"]]  # never saw the errored one
+    assert by_example[0]["reward"] == 2.0 and by_example[0]["advantage"] == 0.0
 
 
 def test_expand_rollouts_rejects_bad_counts() -> None:

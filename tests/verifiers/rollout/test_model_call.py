@@ -13,9 +13,17 @@ from openai.types.chat import ChatCompletion
 
 from tests.verifiers.http.conftest import RawServer, raw_server
 from verifiers.clients import OpenAIChatCompletionsClient
-from verifiers.errors import ModelError, OverlongPromptError
+from verifiers.errors import (
+    MalformedModelResponseError,
+    ModelError,
+    OverlongPromptError,
+)
 from verifiers.http import make_openai_client
-from verifiers.rollout.model_call import RetryPolicy, normalize_sampling_args, request_model
+from verifiers.rollout.model_call import (
+    RetryPolicy,
+    normalize_sampling_args,
+    request_model,
+)
 from verifiers.testing import Reply
 
 _CHAT = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
@@ -114,3 +122,45 @@ async def test_errors_are_classified_as_before(serve) -> None:
     overlong = make_openai_client(serve(lambda request: too_long), api_key="k")
     with pytest.raises(OverlongPromptError):
         await request_model(overlong, "m", [{"role": "user", "content": "x"}], retry=quick)
+
+
+@pytest.mark.parametrize(("body", "kind", "message"), [
+    (b"<html>502 Bad Gateway</html>", "chat", "not valid JSON"),
+    (b'{"id": "c", "choi', "chat", "not valid JSON"),
+    (b"\xff\xfe not utf-8", "chat", "not valid JSON"),
+    (b'{"id": "c", "choices": "many"}', "chat", "choices are a str"),
+    (b'{"id": "c", "choices": [{"index": 0}]}', "chat", "not a chat message"),
+    (b'{"id": "c", "choices": [{"index": 0, "message": {"role": "assistant", "content": 7}}]}', "chat",
+     "not a chat message"),
+    (b'{"id": "t", "choices": [{"index": 0, "text": null}]}', "completion", "no completion text"),
+])
+async def test_a_malformed_200_reply_is_a_model_error_and_is_not_retried(serve, body: bytes, kind: str,
+                                                                         message: str) -> None:
+    asked: list[str] = []
+
+    def broken(request: Any) -> Reply:
+        asked.append(request.kind)
+        return Reply(raw_body=body)
+
+    client = make_openai_client(serve(broken), api_key="k")
+    prompt: Any = [{"role": "user", "content": "x"}] if kind == "chat" else "x"
+    with pytest.raises(MalformedModelResponseError, match=message):
+        await request_model(client, "m", prompt, message_type=kind, retry=RetryPolicy(max_retries=3))
+    assert asked == [kind]  # one attempt: a server that sends garbage is not asked again
+    await client.close()
+
+
+async def test_max_retries_n_means_n_plus_one_attempts(serve) -> None:
+    for retries in (0, 2):
+        asked: list[int] = []
+
+        def failing(request: Any, asked: list[int] = asked) -> Reply:
+            asked.append(1)
+            return Reply(status=503)
+
+        client = make_openai_client(serve(failing), api_key="k")
+        with pytest.raises(ModelError, match=f"after {retries + 1} attempts"):
+            await request_model(client, "m", [{"role": "user", "content": "x"}],
+                                retry=RetryPolicy(max_retries=retries, initial_delay_s=0.01))
+        assert len(asked) == retries + 1
+        await client.close()

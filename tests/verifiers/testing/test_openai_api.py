@@ -126,3 +126,8 @@ async def test_policies_must_return_a_reply_or_text(policy_result):
 async def test_bad_bodies_are_400(body, message):
     status, payload = await post(api(), "/v1/chat/completions", body)
     assert status == 400 and message in payload["error"]["message"]
+
+
+async def test_a_raw_body_reply_is_sent_as_it_is():
+    status, body = await post(api(lambda r: Reply(raw_body=b"<html>oops</html>")), "/v1/chat/completions", chat())
+    assert (status, body) == (200, b"<html>oops</html>")

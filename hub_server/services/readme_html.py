@@ -13,11 +13,15 @@ error reports in the output; its HTML is then sanitised like markdown's. A READM
 ``Description-Content-Type`` is reST too (the core-metadata default), but strictly: if docutils
 finds an error in it, it was most likely plain text, and is shown as such. Other description types
 (plain text, or reST where docutils is not installed) are shown as escaped preformatted text.
+
+Cost is bounded: only the first :data:`MAX_README_CHARS` characters are rendered, and a markdown
+parse that needs more than :data:`RENDER_BUDGET_S` of CPU (``services/markdown_budget.py``; a run
+of ``[`` is the known worst case) gives up and the README is shown as escaped preformatted text.
+The Hub renders a README once, when its release is uploaded (``services/release_readme.py``).
 """
 
 from __future__ import annotations
 
-import functools
 import io
 from html import escape
 from typing import Any
@@ -26,9 +30,10 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from hub_server.services.environments import is_markdown
+from hub_server.services.markdown_budget import OverBudget, budget_env, with_budget
 
-_MAX_README_CHARS = 512 * 1024  # the upload form's field limit is 4 MiB; a page need not show more
+MAX_README_CHARS = 512 * 1024  # the upload form's field limit is 4 MiB; a page need not show more
+RENDER_BUDGET_S = 1.0  # CPU seconds for one markdown parse: ~20x what a 512 Ki-character README needs here
 _TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2",
     "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
@@ -46,7 +51,7 @@ _SCHEMES = {"http", "https", "mailto"}
 
 
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    return with_budget(MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]))
 
 
 _RST_SETTINGS: dict[str, Any] = {
@@ -59,6 +64,11 @@ _RST_SETTINGS: dict[str, Any] = {
     "doctitle_xform": False,  # keep the first title in the body
     "input_encoding": "unicode",
 }
+
+
+def is_markdown(content_type: str) -> bool:
+    """Whether a ``Description-Content-Type`` is markdown (the type ``vf-init`` packages declare)."""
+    return content_type.split(";", 1)[0].strip().lower() == "text/markdown"
 
 
 def is_rst(content_type: str) -> bool:
@@ -88,18 +98,23 @@ def sanitize(html: str) -> str:
                      link_rel="nofollow noopener noreferrer", strip_comments=True)
 
 
-def render_readme(text: str, content_type: str) -> Markup:
-    """The README as HTML that is safe to put in a page (at most its first 512 Ki characters)."""
-    return _render(text[:_MAX_README_CHARS], content_type)
+def _plain(text: str) -> Markup:
+    return Markup(f'<pre class="readme-plain">{escape(text)}</pre>')  # noqa: S704 - escaped
 
 
-@functools.lru_cache(maxsize=64)  # keys are bounded by the cut above: at most 64 x 512 Ki characters
-def _render(text: str, content_type: str) -> Markup:
+def render_readme(text: str, content_type: str, budget_s: float = RENDER_BUDGET_S) -> Markup:
+    """The README as HTML that is safe to put in a page (at most its first :data:`MAX_README_CHARS`
+    characters; markdown that needs more than ``budget_s`` of CPU is shown as plain text)."""
+    text = text[:MAX_README_CHARS]
     if not text.strip():
         return Markup("")
     if is_markdown(content_type):
-        return Markup(sanitize(_markdown().render(text)))  # noqa: S704 - sanitised just now
+        try:
+            html = _markdown().render(text, budget_env(budget_s))
+        except OverBudget:
+            return _plain(text)
+        return Markup(sanitize(html))  # noqa: S704 - sanitised just now
     html = _rst_html(text) if is_rst(content_type) else _rst_html(text, strict=True) if not content_type else None
     if html is not None:
         return Markup(sanitize(html))  # noqa: S704 - sanitised just now
-    return Markup(f'<pre class="readme-plain">{escape(text)}</pre>')  # noqa: S704 - escaped
+    return _plain(text)

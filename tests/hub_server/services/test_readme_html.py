@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hub_server.web import readme
-from hub_server.web.readme import render_readme, sanitize
+from hub_server.services.readme_html import MAX_README_CHARS, render_readme, sanitize
 
 
 @pytest.mark.parametrize(
@@ -94,7 +93,7 @@ def _attributes(html: str) -> list[tuple[str, str, str | None]]:
 
 def test_rst_without_docutils_is_preformatted_text(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "docutils.core", None)  # what a missing package looks like to import
-    html = str(readme._render.__wrapped__("Title\n=====\n\n<b>x</b>", "text/x-rst"))
+    html = str(render_readme("Title\n=====\n\n<b>x</b>", "text/x-rst"))
     assert html.startswith('<pre class="readme-plain">') and "&lt;b&gt;" in html
 
 
@@ -109,6 +108,19 @@ def test_without_a_content_type_valid_rst_renders_and_anything_else_is_plain_tex
     assert "System Message" not in html
     explicit = str(render_readme(broken, "text/x-rst"))  # declared reST renders what parses, as before
     assert not explicit.startswith("<pre")
+
+
+def test_markdown_over_its_cpu_budget_is_shown_as_escaped_text() -> None:
+    pathological = "[" * 200_000 + "<script>x</script>"  # every bracket tries to open a link label
+    html = str(render_readme(pathological, "text/markdown", budget_s=0.05))
+    assert html.startswith('<pre class="readme-plain">[[[') and "&lt;script&gt;" in html and "<script" not in html
+    normal = str(render_readme("# Title\n\n[a link](https://example.org)", "text/markdown", budget_s=0.05))
+    assert "<h1>Title</h1>" in normal and 'href="https://example.org"' in normal
+
+
+def test_only_the_first_max_readme_chars_are_rendered() -> None:
+    html = str(render_readme("a" * (MAX_README_CHARS + 10) + "TAIL", "text/plain"))
+    assert "TAIL" not in html and html.count("a") >= MAX_README_CHARS
 
 
 def test_empty_readme_renders_nothing() -> None:
