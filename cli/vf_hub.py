@@ -73,6 +73,7 @@ def serve(
     storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None,
     public_url: Annotated[str | None, typer.Option(help=_help("public_url"))] = None,
     max_file_size: Annotated[int | None, typer.Option(help=_help("max_file_size"))] = None,
+    forwarded_allow_ips: Annotated[str | None, typer.Option(help=_help("forwarded_allow_ips"))] = None,
     workers: Annotated[int, typer.Option(min=1, help="App worker processes sharing the database and storage.")] = 1,
     access_log: Annotated[bool, typer.Option(
         "--access-log/--no-access-log",
@@ -83,7 +84,7 @@ def serve(
     import uvicorn
 
     given = {"data_dir": data_dir, "database_url": database_url, "storage_url": storage_url,
-             "public_url": public_url, "max_file_size": max_file_size}
+             "public_url": public_url, "max_file_size": max_file_size, "forwarded_allow_ips": forwarded_allow_ips}
     for field, value in given.items():
         if value is not None:  # workers build their Settings from the environment
             os.environ[f"VF_HUB_{field.upper()}"] = str(value)
@@ -91,8 +92,10 @@ def serve(
         Settings()  # fail here, with a clear message, rather than in every worker
     except ValueError as error:
         raise _fail(error) from None
+    # uvicorn's own proxy-header handling is off (by default it believes anyone on 127.0.0.1): the app
+    # applies X-Forwarded-For itself, from forwarded_allow_ips only.
     uvicorn.run("hub_server.app:create_app", factory=True, host=host, port=port, workers=workers,
-                log_level="info", proxy_headers=True, access_log=access_log)
+                log_level="info", proxy_headers=False, access_log=access_log)
 
 
 @admin_app.command("create-user")
@@ -161,8 +164,40 @@ def gc(grace_hours: Annotated[float, typer.Option(
        data_dir: DataDirOpt = None, database_url: DbOpt = None,
        storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None) -> None:
     """Delete stored blobs no live file references: left by failed uploads, or by files deleted since."""
-    from hub_server.db import Database
     from hub_server.services.gc import collect_garbage
+
+    report = _with_storage(data_dir, database_url, storage_url, lambda db, storage: collect_garbage(
+        db, storage, dt.timedelta(hours=grace_hours), dry_run=dry_run, keep_deleted=keep_deleted))
+    for blob in report.deleted:
+        typer.echo(f"{'would delete' if dry_run else 'deleted'} {blob.key} ({blob.size} bytes)")
+    typer.echo(f"{len(report.deleted)} unreferenced blob(s), {report.freed_bytes} bytes"
+               f"{' (dry run: nothing deleted)' if dry_run else ' deleted'}; {report.referenced} referenced, "
+               f"{report.too_young} younger than {grace_hours:g} h, {report.ignored} other key(s) left alone")
+
+
+@admin_app.command("verify")
+def verify(dry_run: Annotated[bool, typer.Option("--dry-run", help="Report damage; mark nothing.")] = False,
+           data_dir: DataDirOpt = None, database_url: DbOpt = None,
+           storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None) -> None:
+    """Re-hash every stored blob; quarantine corrupt and missing ones (never deletes). Exit 1 if any."""
+    from hub_server.services.verify import verify_blobs
+
+    report = _with_storage(data_dir, database_url, storage_url,
+                           lambda db, storage: verify_blobs(db, storage, dry_run=dry_run))
+    for damage in report.damaged:
+        found = f" (its bytes hash to {damage.found_sha256})" if damage.found_sha256 else ""
+        typer.echo(f"{damage.problem} {damage.sha256}{found}{'' if dry_run else ': quarantined'}")
+    for digest in report.restored:
+        typer.echo(f"restored {digest}: whole again, served again")
+    typer.echo(f"{report.examined} blob(s) re-hashed: {report.intact} intact, {len(report.damaged)} damaged"
+               f"{' (dry run: nothing marked)' if dry_run else ''}; {report.ignored} other key(s) left alone")
+    if not report.clean:
+        raise typer.Exit(code=1)
+
+
+def _with_storage(data_dir: Path | None, database_url: str | None, storage_url: str | None, action: Any) -> Any:
+    """``action(db, storage)`` on the Hub's migrated database and its blob storage; a HubError exits cleanly."""
+    from hub_server.db import Database
     from hub_server.storage import open_storage
 
     settings = _settings(data_dir, database_url)
@@ -171,18 +206,11 @@ def gc(grace_hours: Annotated[float, typer.Option(
     db = Database(settings.resolved_database_url())
     try:
         db.migrate()
-        storage = open_storage(settings.resolved_storage_url(), staging=settings.data_dir / "staging")
-        report = collect_garbage(db, storage, dt.timedelta(hours=grace_hours), dry_run=dry_run,
-                                 keep_deleted=keep_deleted)
+        return action(db, open_storage(settings.resolved_storage_url(), staging=settings.data_dir / "staging"))
     except HubError as error:
         raise _fail(error) from None
     finally:
         db.dispose()
-    for blob in report.deleted:
-        typer.echo(f"{'would delete' if dry_run else 'deleted'} {blob.key} ({blob.size} bytes)")
-    typer.echo(f"{len(report.deleted)} unreferenced blob(s), {report.freed_bytes} bytes"
-               f"{' (dry run: nothing deleted)' if dry_run else ' deleted'}; {report.referenced} referenced, "
-               f"{report.too_young} younger than {grace_hours:g} h, {report.ignored} other key(s) left alone")
 
 
 def _offline(data_dir: Path | None, database_url: str | None, action: Any) -> None:

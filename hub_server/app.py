@@ -7,24 +7,29 @@ database and one storage.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hub_server import web
 from hub_server.api import evals, files, legacy, rest, simple
 from hub_server.api.blob_lane import BlobLane
 from hub_server.api.download_tracking import CountDownloads
-from hub_server.context import Hub
+from hub_server.context import Hub, client_address
 from hub_server.db.database import Database
 from hub_server.errors import HubError, NotAuthenticated, RateLimited
 from hub_server.services.downloads import DownloadCounter
 from hub_server.settings import Settings
 from hub_server.storage import open_storage
+
+log = logging.getLogger(__name__)
 
 
 def _error_response(request: Request, error: HubError) -> Response:
@@ -87,12 +92,22 @@ def create_app(settings: Settings | None = None) -> HubApp:
     app.state.hub = hub
     app.state.downloads = downloads
     app.add_middleware(CountDownloads, counter=downloads)  # the lane counts what it answers itself
+    if settings.forwarded_allow_ips:  # only these peers may say who the client is (X-Forwarded-For/-Proto)
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
 
     async def on_hub_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HubError)
         return _error_response(request, error)
 
+    async def on_disconnect(request: Request, _error: Exception) -> Response:
+        # Nobody is left to answer, and nothing failed on our side: one line, not a traceback. The
+        # upload's receiver has already removed its staging file.
+        log.warning("client %s disconnected during %s %s; request dropped", client_address(request),
+                    request.method, request.url.path)
+        return Response(status_code=400)
+
     app.add_exception_handler(HubError, on_hub_error)
+    app.add_exception_handler(ClientDisconnect, on_disconnect)
 
     @app.get("/health", include_in_schema=False)
     def health() -> dict[str, str]:

@@ -10,6 +10,7 @@ from hub_server.api.blob_cache import SmallBlobs
 from hub_server.api.read_cache import ReadCache
 from hub_server.auth.credentials import token_from_header
 from hub_server.auth.principal import Principal, authenticate
+from hub_server.auth.tokens import parse_token
 from hub_server.db.database import Database
 from hub_server.errors import Forbidden, NotAuthenticated
 from hub_server.ratelimit import RateLimiter
@@ -34,43 +35,73 @@ class Hub:
         self.failed_auth = RateLimiter(self.db, "failed_auth", self.settings.failed_auth_per_minute)
         self.reads = ReadCache(self.db, self.settings.read_cache_seconds)
 
-    def _authenticate(self, request: Request) -> Principal | None:
-        address = request.client.host if request.client else "unknown"
-        header = request.headers.get("authorization")
-        if not header:
-            return None
+    def authenticate_token(self, request: Request, token: str) -> Principal:
+        """The principal ``token`` speaks for; a failure counts against the limits (see :meth:`principal`).
+
+        Raises:
+            Forbidden: the token is not valid (``RateLimited`` instead once a budget is used up).
+        """
         try:
-            with self.db.read() as session:  # one transaction for the budget and the token
-                # the budget first: a client over it is refused before its header is even parsed
-                self.failed_auth.check(address, "failed authentications", session)
-                token = token_from_header(header)
-                assert token is not None  # a header was present
+            with self.db.read() as session:
                 return authenticate(session, token)
         except Forbidden:
-            self.failed_auth.hit(address, "failed authentications")
+            self._count_failure(request, token)
             raise
 
+    def _count_failure(self, request: Request, token: str | None) -> None:
+        # Two budgets: the client's address (one source guessing many tokens) and the token id (many
+        # sources, e.g. behind a trusted proxy, hammering one id). Only failures are counted and only
+        # failures are refused: a valid token is always accepted, whatever its address has done.
+        keys = [f"address:{client_address(request)}"]
+        parts = parse_token(token) if token else None
+        if parts is not None:
+            keys.append(f"token:{parts.public_id}")
+        self.failed_auth.hit_all(keys, "failed authentications")
+
     def principal(self, request: Request) -> Principal:
-        """The caller, who must authenticate (401 without credentials, 403 with bad ones)."""
-        principal = self._authenticate(request)
-        if principal is None:
+        """The caller, who must authenticate (401 without credentials, 403 with bad ones).
+
+        A failed authentication counts against the client address's and the token id's budgets
+        (``failed_auth_per_minute`` each); once either is used up, failures answer 429 instead of 403.
+        """
+        header = request.headers.get("authorization")
+        if not header:
             raise NotAuthenticated("authentication required: use the username __token__ and an API token")
-        return principal
+        try:
+            token = token_from_header(header)
+        except Forbidden:
+            self._count_failure(request, None)
+            raise
+        assert token is not None  # a header was present
+        return self.authenticate_token(request, token)
 
     def optional_principal(self, request: Request) -> Principal | None:
         """The caller if valid credentials came, else anonymous.
 
         Read paths never answer 401/403 (uv gives up on an index that does): bad credentials
-        there just read as anonymous, so a private project answers 404.
+        there just read as anonymous, so a private project answers 404. They are not counted
+        against any limit either: a stale token in a user's keyring must not lock them (or their
+        address) out of public reads.
         """
+        header = request.headers.get("authorization")
+        if not header:
+            return None
         try:
-            return self._authenticate(request)
+            token = token_from_header(header)
+            assert token is not None  # a header was present
+            with self.db.read() as session:
+                return authenticate(session, token)
         except Forbidden:
             return None
 
     def limit_writes(self, principal: Principal) -> None:
         """Count one write by this principal's user against the per-minute budget."""
         self.writes.hit(f"user:{principal.user_id}", "writes")
+
+
+def client_address(request: Request) -> str:
+    """The client's address: the connecting peer, or what a trusted proxy forwarded (``forwarded_allow_ips``)."""
+    return request.client.host if request.client else "unknown"
 
 
 def hub_of(request: Request) -> Hub:

@@ -6,9 +6,11 @@ Only wheels and ``.tar.gz`` sdists are accepted (what PEP 517 builds produce). T
 
 from __future__ import annotations
 
+import gzip
 import re
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from packaging.metadata import ExceptionGroup, Metadata, parse_email
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import Version
 
+from hub_server.bounded_stream import BoundedReader
 from hub_server.errors import BadRequest
 from hub_server.names import check_version, normalize
 
@@ -24,6 +27,8 @@ WHEEL = "bdist_wheel"
 SDIST = "sdist"
 _FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]*$")
 _MAX_METADATA_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_UNPACKED = 128 * 1024 * 1024  # Settings.max_sdist_unpacked_size's default
+MAX_SDIST_MEMBERS = 100_000  # what `vf-hub pull` accepts; tar headers are 512 bytes, so also a CPU bound
 
 
 @dataclass(frozen=True)
@@ -114,26 +119,48 @@ def _wheel_metadata(path: Path, parsed: Filename) -> bytes:
         raise BadRequest(f"{parsed.filename} is not a valid wheel (zip archive): {error}") from None
 
 
-def _sdist_metadata(path: Path, parsed: Filename) -> bytes:
+def _pkg_info(archive: tarfile.TarFile, parsed: Filename, wanted: str) -> bytes:
+    """Read ``wanted`` out of a tar stream, reading (within its bounds) every member to the end."""
+    found: bytes | None = None
+    for count, member in enumerate(archive, start=1):
+        if count > MAX_SDIST_MEMBERS:
+            raise BadRequest(f"{parsed.filename} has more than {MAX_SDIST_MEMBERS} members")
+        if member.name != wanted:
+            continue
+        if found is not None:
+            raise BadRequest(f"{parsed.filename} contains {wanted} more than once")
+        if not member.isfile() or member.size > _MAX_METADATA_BYTES:
+            raise BadRequest(f"{parsed.filename}: {wanted} is not a regular file of sane size")
+        handle = archive.extractfile(member)
+        assert handle is not None  # a regular file
+        found = handle.read()
+    if found is None:
+        raise BadRequest(f"{parsed.filename} must contain {wanted}")
+    return found
+
+
+def _sdist_metadata(path: Path, parsed: Filename, max_unpacked: int) -> bytes:
     top = parsed.filename.removesuffix(".tar.gz")
+    # Streamed ("r|"), through a cap on the bytes decompressed: a gzip bomb is refused after `max_unpacked`
+    # bytes, not after unpacking all of it (reading a tar's index means decompressing the whole archive).
     try:
-        with tarfile.open(path, "r:gz") as archive:
-            try:
-                member = archive.getmember(f"{top}/PKG-INFO")
-            except KeyError:
-                raise BadRequest(f"{parsed.filename} must contain {top}/PKG-INFO") from None
-            if not member.isfile() or member.size > _MAX_METADATA_BYTES:
-                raise BadRequest(f"{parsed.filename}: {top}/PKG-INFO is not a regular file of sane size")
-            handle = archive.extractfile(member)
-            assert handle is not None  # a regular file
-            return handle.read()
-    except (tarfile.TarError, OSError, EOFError) as error:
+        with gzip.open(path, "rb") as unzipped:
+            bounded = BoundedReader(unzipped, max_unpacked, f"{parsed.filename} unpacked")
+            with tarfile.open(fileobj=bounded, mode="r|") as archive:
+                return _pkg_info(archive, parsed, f"{top}/PKG-INFO")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise BadRequest(f"{parsed.filename} is not a valid sdist (.tar.gz archive): {error}") from None
 
 
-def read_metadata(path: Path, parsed: Filename) -> CoreMetadata:
-    """The core metadata inside the archive at ``path``, checked against its filename."""
-    raw = _wheel_metadata(path, parsed) if parsed.packagetype == WHEEL else _sdist_metadata(path, parsed)
+def read_metadata(path: Path, parsed: Filename, max_unpacked: int = DEFAULT_MAX_UNPACKED) -> CoreMetadata:
+    """The core metadata inside the archive at ``path``, checked against its filename.
+
+    An sdist is read through at most ``max_unpacked`` decompressed bytes (then :class:`TooLarge`).
+    """
+    if parsed.packagetype == WHEEL:
+        raw = _wheel_metadata(path, parsed)
+    else:
+        raw = _sdist_metadata(path, parsed, max_unpacked)
     meta = _parse_metadata(raw, parsed.filename)
     if meta.name != parsed.name:
         raise BadRequest(f"{parsed.filename}: metadata names the project {meta.name!r}, the filename {parsed.name!r}")

@@ -10,7 +10,9 @@
     ├── Conflict                    409  the thing already exists (names of owners and projects)
     ├── NotAcceptable               406  no offered media type matches Accept
     ├── RateLimited                 429  too many writes or failed logins (with Retry-After)
+    ├── BlobUnavailable             503  a file's stored bytes are missing or damaged: served to nobody
     └── StorageError                500  a blob could not be stored or read
+        └── BlobMissing             500  (from a backend) no blob under the key; routes answer BlobUnavailable
 """
 
 from __future__ import annotations
@@ -80,12 +82,24 @@ class RateLimited(HubError):
         self.retry_after = retry_after
 
 
+class BlobUnavailable(HubError):
+    """A file is listed but its stored bytes are missing, or known not to match its sha256."""
+
+    status = 503
+
+
 class StorageError(HubError):
     """A blob could not be written or read."""
 
 
+class BlobMissing(StorageError):
+    """The storage has no blob under the key asked for."""
+
+
 __all__ = [
     "BadRequest",
+    "BlobMissing",
+    "BlobUnavailable",
     "Conflict",
     "FileExists",
     "Forbidden",

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from hub_server.db import Database, RateEvent
 from hub_server.errors import RateLimited
 
-_KEY_CHARS = 200  # the column's width; keys are "user:<id>" or a client address
+_KEY_CHARS = 200  # the column's width; keys are "user:<id>", "address:<ip>", "token:<id>"
 # Built once: every authenticated request runs it, and building the statement cost more than running it.
 _WINDOW = select(func.count(), func.min(RateEvent.at)).where(
     RateEvent.scope == bindparam("scope"), RateEvent.key == bindparam("key"), RateEvent.at > bindparam("since"))
@@ -63,15 +63,24 @@ class RateLimiter:
 
     def hit(self, key: str, what: str) -> None:
         """Count one event for ``key``, raising :class:`RateLimited` (and counting nothing) when over budget."""
-        key, now = key[:_KEY_CHARS], self._clock()
+        self.hit_all([key], what)
+
+    def hit_all(self, keys: list[str], what: str) -> None:
+        """Count one event for each of ``keys`` (each its own budget) in one transaction.
+
+        If any key is over its budget, :class:`RateLimited` is raised and none of them is counted.
+        """
+        now = self._clock()
         with self.db.write(changes_reads=False) as session:
             session.execute(delete(RateEvent).where(RateEvent.scope == self.scope,
                                                     RateEvent.at <= now - self.window_s))
-            session.add(RateEvent(scope=self.scope, key=key, at=now))
+            cut = list(dict.fromkeys(key[:_KEY_CHARS] for key in keys))
+            session.add_all([RateEvent(scope=self.scope, key=key, at=now) for key in cut])
             session.flush()
-            count, oldest = self._window(session, key, now)
-            if count > self.limit:
-                raise self._refuse(what, oldest, now)  # rolls the transaction back: this event is not counted
+            for key in cut:
+                count, oldest = self._window(session, key, now)
+                if count > self.limit:
+                    raise self._refuse(what, oldest, now)  # rolls the transaction back: nothing is counted
 
 
 __all__ = ["RateLimiter"]

@@ -9,11 +9,13 @@ The scale path is the same code with ``database_url=postgresql+psycopg://...`` a
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MIB = 1024 * 1024
 
@@ -56,6 +58,12 @@ class Settings(BaseSettings):
         gt=0,
         description="Largest text field of an upload form (long READMEs travel as the description field).",
     )
+    max_sdist_unpacked_size: int = Field(
+        default=128 * MIB,
+        gt=0,
+        description="Most bytes an uploaded sdist may unpack to while the Hub reads its PKG-INFO (a gzip bomb "
+        "is refused once it gets there, at ~3 ms of CPU per MiB); then 400.",
+    )
     token_ttl_days: int = Field(
         default=365,
         gt=0,
@@ -70,8 +78,13 @@ class Settings(BaseSettings):
     failed_auth_per_minute: int = Field(
         default=30,
         gt=0,
-        description="Failed authentications one client address may make per minute (all app workers "
-        "together); then 429.",
+        description="Failed authentications per minute allowed to one client address, and separately to one "
+        "token id (all app workers together); then 429 for further failures. A valid token is never refused.",
+    )
+    forwarded_allow_ips: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Addresses or networks of the reverse proxies whose X-Forwarded-For/-Proto are believed "
+        "(comma-separated, e.g. 127.0.0.1,10.0.0.0/8); default none: the client is the connecting address.",
     )
     reserved_names: list[str] = Field(
         default_factory=lambda: ["verifiers", "pip", "setuptools", "wheel", "numpy", "torch", "openai", "requests"],
@@ -88,6 +101,26 @@ class Settings(BaseSettings):
         ge=0,
         description="Cache-Control max-age of /simple/ pages; files are immutable and cached for a year.",
     )
+
+    @field_validator("forwarded_allow_ips", mode="before")
+    @classmethod
+    def _split_addresses(cls, value: Any) -> Any:
+        # VF_HUB_FORWARDED_ALLOW_IPS and --forwarded-allow-ips are comma-separated, as uvicorn's own option
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _check_addresses(cls, value: list[str]) -> list[str]:
+        checked = []
+        for entry in value:
+            try:
+                checked.append(str(ipaddress.ip_network(entry, strict=False)))
+            except ValueError:
+                raise ValueError(f"forwarded_allow_ips: {entry!r} is not an IP address or network "
+                                 "(e.g. 10.0.0.1 or 10.0.0.0/8)") from None
+        return checked
 
     def resolved_database_url(self) -> str:
         """The database URL, defaulting to a SQLite file in ``data_dir``."""

@@ -2,15 +2,26 @@
 
 An entry is keyed by the blob's path and used only while the file still has the size and
 modification time it had when read (one ``stat`` per use), so a blob replaced behind the Hub's
-back (the corrupted-blob test does exactly that) is read again, never served from memory.
+back (the corrupted-blob test does exactly that) is read again, never served from memory. Bytes are
+hashed as they are read in (about 1 ms per MiB, once per load): bytes that do not match the blob's
+sha256 are never held, and :class:`BlobCorrupt` says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 
 _Signature = tuple[int, int]  # (size, mtime in ns)
+
+
+class BlobCorrupt(Exception):
+    """A blob read into memory does not hash to its content address (``found`` is what it hashes to)."""
+
+    def __init__(self, sha256: str, found: str) -> None:
+        super().__init__(f"blob {sha256} hashes to {found}")
+        self.sha256, self.found = sha256, found
 
 
 class SmallBlobs:
@@ -39,12 +50,19 @@ class SmallBlobs:
         """What is held for ``path`` as ``((size, mtime_ns), bytes)``, unchecked (the caller compares), or None."""
         return self._entries.get(path)
 
-    def load(self, path: Path) -> bytes | None:
-        """Read the blob and keep it; None (nothing read) when it is larger than ``max_blob``."""
+    def load(self, path: Path, sha256: str) -> bytes | None:
+        """Read the blob, check it hashes to ``sha256`` and keep it; None (nothing read) when over ``max_blob``.
+
+        Raises:
+            BlobCorrupt: the bytes hash to something else (nothing is kept).
+        """
         signature = self._signature(path)
         if signature[0] > self.max_blob:
             return None
         data = path.read_bytes()
+        found = hashlib.sha256(data).hexdigest()
+        if found != sha256:
+            raise BlobCorrupt(sha256, found)
         with self._lock:
             old = self._entries.pop(path, None)
             self._total -= len(old[1]) if old else 0

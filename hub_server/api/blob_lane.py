@@ -28,7 +28,7 @@ from hub_server.api.download_tracking import count_download
 from hub_server.api.files import METADATA_SUFFIX, Blob, blob_to_serve
 from hub_server.api.lookups import FileAccess
 from hub_server.context import Hub
-from hub_server.errors import NotFound
+from hub_server.errors import BlobUnavailable, NotFound
 from hub_server.services.downloads import DownloadCounter
 from hub_server.storage import blob_key
 
@@ -114,8 +114,8 @@ class BlobLane:
     def _prepare(self, access: FileAccess, filename: str) -> _Ready | None:
         try:
             blob = blob_to_serve(access, filename)
-        except NotFound:
-            return None
+        except (NotFound, BlobUnavailable):
+            return None  # the route answers (and logs a quarantined blob)
         location = self.hub.storage.locate(blob_key(blob.sha256))
         if not isinstance(location, Path):
             return None

@@ -6,7 +6,9 @@ whether the blob is a local file or streamed from elsewhere (S3); a storage that
 files are cacheable forever.
 
 Every answer carries ``ETag: "<sha256>"`` (a matching ``If-None-Match`` gets 304). Small local
-blobs are answered from memory; larger ones are streamed from the file in 256 KiB reads.
+blobs are answered from memory (hashed when read into it); larger ones are streamed from the file in
+256 KiB reads. A blob ``vf-hub admin verify`` quarantined, one missing from storage, or a small one whose
+bytes do not hash to its address is never sent: 503, and one error line in the log.
 
 The hot case, a plain anonymous download whose lookup (``hub.reads``) and small local blob
 (``hub.blobs``) are both in memory, is answered in front of the app (``blob_lane``); this
@@ -15,20 +17,23 @@ route checks credentials, queries the database and reads blobs, filling those ca
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
+from hub_server.api.blob_cache import BlobCorrupt
 from hub_server.api.blob_response import blob_response, bytes_response
 from hub_server.api.lookups import FileAccess, file_access
 from hub_server.auth.principal import Principal
 from hub_server.context import Hub, hub_of
-from hub_server.errors import NotFound, StorageError
+from hub_server.errors import BlobMissing, BlobUnavailable, NotFound
 from hub_server.storage import blob_key
 
 router = APIRouter()
+log = logging.getLogger(__name__)
 
 METADATA_SUFFIX = ".metadata"
 _FOREVER = "public, max-age=31536000, immutable"
@@ -53,15 +58,30 @@ class Blob:
 
 
 def blob_to_serve(access: FileAccess | None, filename: str) -> Blob:
-    """The blob behind a file URL (its own, or its ``.metadata``), or NotFound."""
+    """The blob behind a file URL (its own, or its ``.metadata``), or NotFound.
+
+    Raises:
+        BlobUnavailable: ``vf-hub admin verify`` found that blob damaged or missing.
+    """
     if access is None:
         raise NotFound("no such file")
     if filename.endswith(METADATA_SUFFIX):
         if access.metadata_sha256 is None:
             raise NotFound("this file has no separate core metadata")
-        return Blob(access.metadata_sha256, "text/plain; charset=utf-8", access.private)
-    return Blob(access.sha256, "application/zip" if filename.endswith(".whl") else "application/gzip",
-                 access.private)
+        blob = Blob(access.metadata_sha256, "text/plain; charset=utf-8", access.private)
+    else:
+        blob = Blob(access.sha256, "application/zip" if filename.endswith(".whl") else "application/gzip",
+                    access.private)
+    if blob.sha256 in access.damaged:
+        raise BlobUnavailable(f"{filename} is unavailable: its stored copy failed verification and is "
+                              "quarantined until the Hub's operator repairs it (an identical re-upload does)")
+    return blob
+
+
+def _unavailable(filename: str, blob: Blob, why: str) -> BlobUnavailable:
+    """The 503 for a blob that cannot be served, logged once here (the operator has to act)."""
+    log.error("not serving %s (blob %s): %s", filename, blob.sha256, why)
+    return BlobUnavailable(f"{filename} is unavailable: its stored copy is {why}; the Hub's operator has been told")
 
 
 def _lookup(hub: Hub, principal: Principal | None, sha256: str, filename: str) -> FileAccess | None:
@@ -77,22 +97,29 @@ def _lookup(hub: Hub, principal: Principal | None, sha256: str, filename: str) -
     return query() if principal is not None else hub.reads.get(("file", sha256, dist_name), query)
 
 
-def _serve(request: Request, hub: Hub, blob: Blob) -> Response:
+def _serve(request: Request, hub: Hub, blob: Blob, filename: str) -> Response:
     key = blob_key(blob.sha256)
     location = hub.storage.locate(key)
     headers = {"Cache-Control": blob.cache_control, "ETag": blob.etag}
     if isinstance(location, Path):
         try:
-            data = hub.blobs.cached(location) or hub.blobs.load(location)
+            data = hub.blobs.cached(location) or hub.blobs.load(location, blob.sha256)
             if data is None:  # too large to hold in memory: streamed from disk
                 return blob_response(open(location, "rb"), request, blob.media_type, headers)
         except FileNotFoundError:
-            raise StorageError(f"the blob {key} is missing from storage") from None
+            raise _unavailable(filename, blob, "missing from storage") from None
+        except BlobCorrupt as error:
+            raise _unavailable(filename, blob, f"corrupt (its bytes hash to {error.found}; run vf-hub admin "
+                                               "verify to quarantine it)") from None
         return bytes_response(data, request, blob.media_type, headers)
     if isinstance(location, str) and request.method == "GET":
         # A presigned URL is signed for GET only: HEAD is answered here, from the blob's size.
         return RedirectResponse(location, status_code=307, headers={"Cache-Control": "private, no-store"})
-    return blob_response(hub.storage.open(key), request, blob.media_type, headers)
+    try:
+        handle = hub.storage.open(key)
+    except BlobMissing:
+        raise _unavailable(filename, blob, "missing from storage") from None
+    return blob_response(handle, request, blob.media_type, headers)
 
 
 @router.api_route("/files/{sha256}/{filename}", methods=["GET", "HEAD"])
@@ -101,4 +128,9 @@ def download(sha256: str, filename: str, request: Request) -> Response:
     hub = hub_of(request)
     principal = hub.optional_principal(request)
     sha256 = sha256.lower()
-    return _serve(request, hub, blob_to_serve(_lookup(hub, principal, sha256, filename), filename))
+    try:
+        blob = blob_to_serve(_lookup(hub, principal, sha256, filename), filename)
+    except BlobUnavailable as error:
+        log.error("not serving %s (blob %s): quarantined by vf-hub admin verify", filename, sha256)
+        raise error from None
+    return _serve(request, hub, blob, filename)

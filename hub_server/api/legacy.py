@@ -32,9 +32,15 @@ async def _upload(request: Request, owner: str | None) -> PlainTextResponse:
     receiver = UploadReceiver(hub.storage.staging_dir(), hub.settings.max_file_size, hub.settings.max_form_field_size)
     fields, staged = await receiver.receive(request)
     outcome = await run_in_threadpool(
-        publish, hub.db, hub.storage, principal, fields, staged, owner_name=owner, reserved=hub.settings.reserved_names
+        publish, hub.db, hub.storage, principal, fields, staged, owner_name=owner,
+        reserved=hub.settings.reserved_names, max_unpacked=hub.settings.max_sdist_unpacked_size,
     )
-    note = "OK" if outcome.created else "OK (identical file already uploaded; nothing changed)"
+    if outcome.created:
+        note = "OK"
+    elif outcome.repaired:
+        note = "OK (identical file already uploaded; its damaged stored copy was replaced by these bytes)"
+    else:
+        note = "OK (identical file already uploaded; nothing changed)"
     return PlainTextResponse(f"{note}: {outcome.filename}\n")
 
 

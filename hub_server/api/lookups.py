@@ -15,11 +15,12 @@ from typing import Any
 
 from packaging.version import Version
 from sqlalchemy import Row, and_, bindparam, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 from typing_extensions import Unpack
 
 from hub_server.auth.principal import Principal
 from hub_server.db.models import File, Owner, Project, Release
+from hub_server.db.records import DamagedBlob
 from hub_server.errors import NotFound
 from hub_server.services.catalog import FileView, ProjectView, ReleaseView
 
@@ -34,10 +35,14 @@ _PAGE = (
     .outerjoin(File, and_(File.release_id == Release.id, File.deleted_at.is_(None)))
     .where(Project.normalized == bindparam("normalized"))
 )
+_DAMAGED, _DAMAGED_METADATA = aliased(DamagedBlob), aliased(DamagedBlob)
 _FILE = (
-    select(File.metadata_sha256, Project.private, Project.quarantined, Project.owner_id, Project.normalized)
+    select(File.metadata_sha256, Project.private, Project.quarantined, Project.owner_id, Project.normalized,
+           _DAMAGED.sha256.label("damaged"), _DAMAGED_METADATA.sha256.label("metadata_damaged"))
     .join(Release, Release.id == File.release_id)
     .join(Project, Project.id == Release.project_id)
+    .outerjoin(_DAMAGED, _DAMAGED.sha256 == File.sha256)
+    .outerjoin(_DAMAGED_METADATA, _DAMAGED_METADATA.sha256 == File.metadata_sha256)
     .where(File.filename == bindparam("filename"), File.sha256 == bindparam("sha256"), File.deleted_at.is_(None))
 )
 
@@ -97,6 +102,7 @@ class FileAccess:
     sha256: str
     private: bool
     metadata_sha256: str | None
+    damaged: frozenset[str] = frozenset()  # which of the two blobs ``vf-hub admin verify`` quarantined
 
 
 def file_access(session: Session, principal: Principal | None, sha256: str, filename: str) -> FileAccess:
@@ -104,9 +110,10 @@ def file_access(session: Session, principal: Principal | None, sha256: str, file
     row = session.execute(_FILE, {"filename": filename, "sha256": sha256}).first()
     if row is None:
         raise NotFound("no such file")
-    metadata_sha256, private, quarantined, owner_id, normalized = row
+    metadata_sha256, private, quarantined, owner_id, normalized, damaged, metadata_damaged = row
     try:
         _check_visible(principal, private, quarantined, owner_id, normalized)
     except NotFound:
         raise NotFound("no such file") from None
-    return FileAccess(sha256=sha256, private=private, metadata_sha256=metadata_sha256)
+    return FileAccess(sha256=sha256, private=private, metadata_sha256=metadata_sha256,
+                      damaged=frozenset(d for d in (damaged, metadata_damaged) if d is not None))

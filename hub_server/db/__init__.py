@@ -2,9 +2,9 @@
 
 from hub_server.db.database import Database
 from hub_server.db.models import Base, File, Membership, Owner, Project, Release, Token, utcnow
-from hub_server.db.records import DownloadCount, EvalResult, RateEvent
+from hub_server.db.records import DamagedBlob, DownloadCount, EvalResult, RateEvent
 
 __all__ = [
-    "Base", "Database", "DownloadCount", "EvalResult", "File", "Membership", "Owner", "Project", "RateEvent", "Release",
+    "Base", "DamagedBlob", "Database", "DownloadCount", "EvalResult", "File", "Membership", "Owner", "Project", "RateEvent", "Release",
     "Token", "utcnow",
 ]

@@ -1,5 +1,5 @@
 """What the Hub records about how environments are used: downloads per file and day, evaluation results;
-and the recent events its rate limits count.
+the recent events its rate limits count; and the blobs ``vf-hub admin verify`` found damaged.
 
 Downloads and results only ever grow (a result can be withdrawn by its submitter or the project's
 publishers); rate events are deleted once they leave their window.
@@ -37,6 +37,21 @@ class RateEvent(Base):
     scope: Mapped[str] = mapped_column(String(40))
     key: Mapped[str] = mapped_column(String(200))
     at: Mapped[float] = mapped_column(Float)  # Unix time: the workers' clocks are the host's (or NTP'd) clock
+
+
+class DamagedBlob(Base):
+    """A stored blob whose bytes do not hash to its content address, or that is missing: served to nobody.
+
+    Written by ``vf-hub admin verify`` (``services/verify.py``); removed when the blob is whole again (an
+    identical re-upload replaced it, or a later verify found it restored). The bytes are never deleted.
+    """
+
+    __tablename__ = "damaged_blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)  # the content address (what it should be)
+    problem: Mapped[str] = mapped_column(String(20))  # "corrupt" or "missing"
+    found_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)  # what the bytes hash to
+    detected_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class EvalResult(Base):

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from hub_server.db.database import Database
 from hub_server.db.models import File
 from hub_server.storage import Storage
-from hub_server.storage.base import BLOB_PREFIX, StoredBlob
+from hub_server.storage.base import StoredBlob, key_digest
 
 DEFAULT_GRACE = dt.timedelta(hours=24)
 _BATCH = 500
@@ -66,14 +66,6 @@ def _referenced(session: Session, digests: list[str], deleted_before: dt.datetim
     return set(session.scalars(union(own, metadata)))
 
 
-def _digest(blob: StoredBlob) -> str | None:
-    """The sha256 a well-formed blob key names (``sha256/ab/cd/<hex>``), else None (left alone)."""
-    parts = blob.key.removeprefix(BLOB_PREFIX).split("/")
-    if len(parts) != 3 or len(parts[2]) != 64 or parts[0] != parts[2][:2] or parts[1] != parts[2][2:4]:
-        return None
-    return parts[2]
-
-
 def collect_garbage(db: Database, storage: Storage, grace: dt.timedelta = DEFAULT_GRACE,
                     dry_run: bool = False, now: float | None = None, keep_deleted: bool = False) -> GcReport:
     """Delete (or, with ``dry_run``, only list) unreferenced blobs stored longer ago than ``grace``.
@@ -85,7 +77,7 @@ def collect_garbage(db: Database, storage: Storage, grace: dt.timedelta = DEFAUL
     report = GcReport()
     for batch in _batches(storage.blobs(), _BATCH):
         report.examined += len(batch)
-        named = [(blob, digest) for blob in batch if (digest := _digest(blob)) is not None]
+        named = [(blob, digest) for blob in batch if (digest := key_digest(blob.key)) is not None]
         report.ignored += len(batch) - len(named)
         old = [(blob, digest) for blob, digest in named if blob.stored_at < cutoff]
         report.too_young += len(named) - len(old)

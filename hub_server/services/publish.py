@@ -22,10 +22,10 @@ from sqlalchemy.orm import Session
 from hub_server.auth.principal import Principal
 from hub_server.db.database import Database
 from hub_server.db.models import File, Owner, Project, Release, Token, utcnow
-from hub_server.distributions import CoreMetadata, Filename, parse_filename, read_metadata
+from hub_server.distributions import DEFAULT_MAX_UNPACKED, CoreMetadata, Filename, parse_filename, read_metadata
 from hub_server.errors import BadRequest, FileExists, Forbidden
 from hub_server.names import check_project_name, check_version
-from hub_server.services import card_tags, release_readme
+from hub_server.services import blob_repair, card_tags, release_readme
 from hub_server.services.accounts import get_owner
 from hub_server.storage import Storage, blob_key
 
@@ -47,12 +47,14 @@ class StagedFile:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an upload did: ``created`` is False for an identical re-upload (a no-op)."""
+    """What an upload did: ``created`` is False for an identical re-upload (a no-op, unless it ``repaired``
+    a damaged or missing stored copy)."""
 
     project: str
     version: str
     filename: str
     created: bool
+    repaired: bool = False
 
 
 def _check_digests(fields: dict[str, str], staged: StagedFile) -> None:
@@ -65,8 +67,12 @@ def _check_digests(fields: dict[str, str], staged: StagedFile) -> None:
             raise BadRequest(f"the {key.removesuffix('_digest')} digest supplied does not match the file's content")
 
 
-def check_upload(fields: dict[str, str], staged: StagedFile) -> tuple[Filename, CoreMetadata]:
-    """Validate the form and the file (no database, no storage); return the parsed filename and metadata."""
+def check_upload(fields: dict[str, str], staged: StagedFile,
+                 max_unpacked: int = DEFAULT_MAX_UNPACKED) -> tuple[Filename, CoreMetadata]:
+    """Validate the form and the file (no database, no storage); return the parsed filename and metadata.
+
+    ``max_unpacked`` bounds the bytes an sdist may decompress to while it is read.
+    """
     if fields.get(":action", "file_upload") != "file_upload":
         raise BadRequest(f"unsupported :action {fields.get(':action')!r}; only file_upload is supported")
     if fields.get("protocol_version", "1") != "1":
@@ -84,7 +90,7 @@ def check_upload(fields: dict[str, str], staged: StagedFile) -> tuple[Filename, 
             f"the form names the project {name!r}, but the file {parsed.filename!r} is for {parsed.name!r}")
     if check_version(version) != parsed.version:
         raise BadRequest(f"the form's version {version} does not match the file {parsed.filename!r} ({parsed.version})")
-    return parsed, read_metadata(staged.path, parsed)
+    return parsed, read_metadata(staged.path, parsed, max_unpacked)
 
 
 def _target_owner(session: Session, principal: Principal, owner_name: str | None) -> Owner:
@@ -96,16 +102,30 @@ def _target_owner(session: Session, principal: Principal, owner_name: str | None
     return owner
 
 
+def _authorize_new(session: Session, principal: Principal, owner_name: str | None, name: str,
+                  reserved: list[str]) -> None:
+    """Check the principal may create project ``name`` under the owner the upload targets."""
+    check_project_name(name, reserved)
+    owner = _target_owner(session, principal, owner_name)
+    if not principal.can_publish(owner.id, name):
+        raise Forbidden(f"this token may not create the project {name!r} under {owner.name!r}")
+
+
 def _authorize(session: Session, principal: Principal, owner_name: str | None, name: str,
                reserved: list[str]) -> Project | None:
-    """The existing project (or None for a new one) after checking the principal may publish it."""
+    """The existing project (or None for a new one) after checking the principal may publish it.
+
+    A project the principal may not read (someone else's private one) is answered as if it did not
+    exist: the refusal a new project would get, or, where a new one would be created, "not available"
+    (names are unique across the Hub), never naming its owner.
+    """
     project = session.scalar(select(Project).where(Project.normalized == name))
     if project is None:
-        check_project_name(name, reserved)
-        owner = _target_owner(session, principal, owner_name)
-        if not principal.can_publish(owner.id, name):
-            raise Forbidden(f"this token may not create the project {name!r} under {owner.name!r}")
+        _authorize_new(session, principal, owner_name, name, reserved)
         return None
+    if not principal.can_read(project):
+        _authorize_new(session, principal, owner_name, name, reserved)
+        raise BadRequest(f"the project name {name!r} is not available on this Hub; choose another name")
     if owner_name is not None and project.owner.name != owner_name:
         raise Forbidden(f"the project {name!r} belongs to {project.owner.name!r}, not {owner_name!r}")
     if not principal.can_publish(project.owner_id, name):
@@ -127,16 +147,33 @@ def _existing_file(session: Session, staged: StagedFile) -> File | None:
     return existing
 
 
-def _store_blobs(storage: Storage, staged: StagedFile, meta: CoreMetadata, parsed: Filename) -> str | None:
-    """Make the file (and a wheel's metadata file) durable; return the metadata's sha256 for wheels."""
+def _metadata_file(storage: Storage, meta: CoreMetadata) -> Path:
+    with tempfile.NamedTemporaryFile(dir=storage.staging_dir(), prefix="meta-", delete=False) as handle:
+        handle.write(meta.raw)
+    return Path(handle.name)
+
+
+def _store_blobs(db: Database, storage: Storage, staged: StagedFile, meta: CoreMetadata, parsed: Filename,
+                 check_stored: bool) -> tuple[str | None, bool]:
+    """Make the file (and a wheel's metadata file) durable: ``(the metadata's sha256 for wheels, repaired)``.
+
+    A digest that is quarantined, or with ``check_stored`` (an identical re-upload) any stored copy, is
+    re-hashed and replaced if it is missing or wrong (``services/blob_repair.py``).
+    """
+    blobs: list[tuple[str, Path | None]] = [(staged.sha256, staged.path)]
     metadata_sha = None
     if parsed.packagetype == "bdist_wheel":
         metadata_sha = hashlib.sha256(meta.raw).hexdigest()
-        with tempfile.NamedTemporaryFile(dir=storage.staging_dir(), prefix="meta-", delete=False) as handle:
-            handle.write(meta.raw)
-        storage.put(blob_key(metadata_sha), Path(handle.name))
-    storage.put(blob_key(staged.sha256), staged.path)
-    return metadata_sha
+        blobs.insert(0, (metadata_sha, None))  # before the file, as for a new upload
+    marked = blob_repair.quarantined(db, [digest for digest, _ in blobs])
+    repaired = False
+    for digest, source in blobs:
+        path = source if source is not None else _metadata_file(storage, meta)
+        if check_stored or digest in marked:
+            repaired |= blob_repair.repair(db, storage, digest, path)
+        else:
+            storage.put(blob_key(digest), path)
+    return metadata_sha, repaired
 
 
 def _release_exists(session: Session, parsed: Filename) -> bool:
@@ -183,18 +220,21 @@ def _insert(session: Session, principal: Principal, owner_name: str | None, proj
 
 
 def publish(db: Database, storage: Storage, principal: Principal, fields: dict[str, str], staged: StagedFile,
-            *, owner_name: str | None = None, reserved: list[str] | None = None) -> Outcome:
+            *, owner_name: str | None = None, reserved: list[str] | None = None,
+            max_unpacked: int = DEFAULT_MAX_UNPACKED) -> Outcome:
     """Check, store and record one uploaded file (see the module docstring for the order of steps)."""
     reserved = reserved or []
     try:
-        parsed, meta = check_upload(fields, staged)
+        parsed, meta = check_upload(fields, staged, max_unpacked)
         with db.read() as session:  # refuse early, before any blob is written
             _authorize(session, principal, owner_name, parsed.name, reserved)
-            if _existing_file(session, staged) is not None:
-                return Outcome(parsed.name, str(parsed.version), staged.filename, created=False)
+            identical = _existing_file(session, staged) is not None
             new_release = not _release_exists(session, parsed)
+        if identical:  # a no-op, except that the good bytes repair a damaged stored copy
+            _metadata, repaired = _store_blobs(db, storage, staged, meta, parsed, check_stored=True)
+            return Outcome(parsed.name, str(parsed.version), staged.filename, created=False, repaired=repaired)
         readme = release_readme.render(meta.description, meta.description_content_type) if new_release else None
-        metadata_sha = _store_blobs(storage, staged, meta, parsed)
+        metadata_sha, _repaired = _store_blobs(db, storage, staged, meta, parsed, check_stored=False)
         for attempt in range(_COMMIT_ATTEMPTS):
             try:
                 with db.write() as session:

@@ -8,7 +8,6 @@ is durable and complete; before, no reader can see a partial blob under the key.
 from __future__ import annotations
 
 import re
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,6 @@ from hub_server.errors import StorageError
 
 BLOB_PREFIX = "sha256/"
 _KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")
-_STALE_STAGING_S = 24 * 3600
 
 
 def check_key(key: str) -> str:
@@ -36,15 +34,13 @@ def blob_key(sha256: str) -> str:
     return f"sha256/{sha256[:2]}/{sha256[2:4]}/{sha256}"
 
 
-def sweep_staging(folder: Path, max_age_s: float = _STALE_STAGING_S) -> None:
-    """Remove files a killed upload left in ``folder``; young ones may belong to another worker's upload."""
-    cutoff = time.time() - max_age_s
-    for leftover in folder.iterdir():
-        try:
-            if leftover.stat().st_mtime < cutoff:
-                leftover.unlink(missing_ok=True)
-        except FileNotFoundError:  # another worker's upload finished (or swept it) meanwhile
-            continue
+def key_digest(key: str) -> str | None:
+    """The sha256 a well-formed blob key names (``sha256/ab/cd/<hex>``), else None (not a content address)."""
+    parts = key.removeprefix(BLOB_PREFIX).split("/") if key.startswith(BLOB_PREFIX) else []
+    if len(parts) != 3 or not re.fullmatch(r"[0-9a-f]{64}", parts[2]) or parts[0] != parts[2][:2] \
+            or parts[1] != parts[2][2:4]:
+        return None
+    return parts[2]
 
 
 @dataclass(frozen=True)
@@ -73,8 +69,16 @@ class Storage(ABC):
         """
 
     @abstractmethod
+    def replace(self, key: str, source: Path) -> None:
+        """Store ``source`` under ``key`` atomically and durably, replacing bytes already there; consumed.
+
+        Only for repairs: the caller has checked that ``source`` hashes to the key's content address
+        and that the stored bytes do not (or are missing).
+        """
+
+    @abstractmethod
     def open(self, key: str) -> BinaryIO:
-        """Open the blob for reading (seekable); raise :class:`StorageError` if it is missing."""
+        """Open the blob for reading (seekable); raise :class:`BlobMissing` if it is missing."""
 
     @abstractmethod
     def exists(self, key: str) -> bool:

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from hub_server.errors import StorageError
-from hub_server.storage.base import BLOB_PREFIX, Storage, StoredBlob, check_key, sweep_staging
+from hub_server.errors import BlobMissing, StorageError
+from hub_server.storage.base import BLOB_PREFIX, Storage, StoredBlob, check_key
+from hub_server.storage.staging import StagingArea
 
 _STAGING = ".staging"
 
@@ -25,13 +26,16 @@ def fsync_dir(path: Path) -> None:
 
 
 class LocalStorage(Storage):
-    """A folder of blobs; ``root/.staging`` holds files being received (same filesystem: renames are atomic)."""
+    """A folder of blobs; ``root/.staging`` holds files being received (same filesystem: renames are atomic).
+
+    Each process stages in its own locked folder under it (``storage/staging.py``), and what dead
+    processes left there is removed when a storage is opened.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self._staging = self.root / _STAGING
-        self._staging.mkdir(parents=True, exist_ok=True)
-        sweep_staging(self._staging)
+        self._area = StagingArea(self.root / _STAGING)
+        self._staging = self._area.path
 
     def _path(self, key: str) -> Path:
         return self.root / check_key(key)
@@ -48,6 +52,13 @@ class LocalStorage(Storage):
         else:
             source.unlink(missing_ok=True)
             return
+        self._move_in(key, source, dest)
+
+    def replace(self, key: str, source: Path) -> None:
+        self._move_in(key, source, self._path(key))
+
+    def _move_in(self, key: str, source: Path, dest: Path) -> None:
+        """fsync ``source`` (copied into staging first if it is elsewhere), rename it onto ``dest``, fsync."""
         staged = source
         if source.parent.resolve() != self._staging:
             staged = self._staging / f"put-{uuid.uuid4().hex}"
@@ -67,7 +78,7 @@ class LocalStorage(Storage):
         try:
             return open(self._path(key), "rb")
         except FileNotFoundError:
-            raise StorageError(f"blob {key} is missing") from None
+            raise BlobMissing(f"blob {key} is missing") from None
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()

@@ -32,8 +32,9 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hub_server.errors import StorageError
-from hub_server.storage.base import BLOB_PREFIX, Storage, StoredBlob, check_key, sweep_staging
+from hub_server.errors import BlobMissing, StorageError
+from hub_server.storage.base import BLOB_PREFIX, Storage, StoredBlob, check_key
+from hub_server.storage.staging import StagingArea
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _SINGLE_PUT_LIMIT = 5 * 1024**3  # S3's largest single PUT; beyond it boto3's multipart upload is used
@@ -72,9 +73,8 @@ class S3Storage(Storage):
         self.bucket = bucket
         self.prefix = check_key(prefix.strip("/")) + "/" if prefix.strip("/") else ""
         self.presign_seconds = presign_seconds
-        self._staging = staging
-        self._staging.mkdir(parents=True, exist_ok=True)
-        sweep_staging(self._staging)
+        self._area = StagingArea(staging)  # this process's folder; what dead ones left is swept now
+        self._staging = self._area.path
         config = Config(max_pool_connections=_POOL, retries={"mode": "standard", "max_attempts": 5},
                         signature_version="s3v4")
         self.client = client or _session().client(
@@ -124,6 +124,18 @@ class S3Storage(Storage):
         finally:
             source.unlink(missing_ok=True)
 
+    def replace(self, key: str, source: Path) -> None:
+        # An unconditional PUT: S3 swaps the whole object at once (readers see the old or the new bytes).
+        try:
+            if source.stat().st_size > _SINGLE_PUT_LIMIT:
+                self.client.upload_file(str(source), self.bucket, self._key(key))
+            else:
+                self._put_object(key, source, only_if_new=False)
+        except (ClientError, BotoCoreError, OSError) as error:
+            raise StorageError(f"could not store blob {key} in s3://{self.bucket}: {error}") from error
+        finally:
+            source.unlink(missing_ok=True)
+
     def _put_object(self, key: str, source: Path, *, only_if_new: bool) -> None:
         extra = {"IfNoneMatch": "*"} if only_if_new else {}
         with open(source, "rb") as body:
@@ -136,7 +148,7 @@ class S3Storage(Storage):
             head = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
         except ClientError as error:
             if _missing(error):
-                raise StorageError(f"blob {key} is missing") from None
+                raise BlobMissing(f"blob {key} is missing") from None
             raise StorageError(f"could not read blob {key}: {error}") from error
         except BotoCoreError as error:
             raise StorageError(f"could not read blob {key}: {error}") from error

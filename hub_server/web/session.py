@@ -35,16 +35,8 @@ def web_principal(request: Request) -> Principal | None:
 
 
 def sign_in(request: Request, token: str) -> Principal:
-    """Check a token (failed attempts count against the client's limit)."""
-    hub = hub_of(request)
-    address = request.client.host if request.client else "unknown"
-    hub.failed_auth.check(address, "failed authentications")
-    try:
-        with hub.db.read() as session:
-            return authenticate(session, token.strip())
-    except Forbidden:
-        hub.failed_auth.hit(address, "failed authentications")
-        raise
+    """Check a token (failed attempts count against the address's and the token id's limits)."""
+    return hub_of(request).authenticate_token(request, token.strip())
 
 
 def remember(response: Response, request: Request, token: str) -> None:

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from cli.vf_hub import app
+from hub_server import Settings
 from hub_server.db import Database, File
 from tests.hub_server.conftest import basic, bearer
 from tests.hub_server.dists import make_wheel, upload_form
@@ -71,9 +72,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _serve(data_dir: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
+def _serve(data_dir: Path, port: int, *options: str) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen([sys.executable, "-m", "cli.vf_hub", "serve", "--port", str(port), "--data-dir",
-                                str(data_dir)], cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                str(data_dir), *options], cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -111,7 +112,7 @@ def test_kill_9_mid_upload_leaves_nothing_visible_and_retry_works(tmp_path: Path
             sock.sendall(wheel.read_bytes()[: wheel.stat().st_size // 2])
             staging = data / "blobs" / ".staging"
             deadline = time.monotonic() + 30
-            while not any(p.stat().st_size > 0 for p in staging.glob("upload-*")):
+            while not any(p.stat().st_size > 0 for p in staging.rglob("upload-*")):
                 assert time.monotonic() < deadline, "the upload never reached the staging folder"
                 time.sleep(0.05)
             os.kill(server.pid, signal.SIGKILL)
@@ -121,7 +122,9 @@ def test_kill_9_mid_upload_leaves_nothing_visible_and_retry_works(tmp_path: Path
         assert session.scalar(select(func.count(File.id))) == 0
     db.dispose()
     assert not (data / "blobs" / "sha256").exists()
+    assert list(staging.rglob("upload-*")), "the killed upload left its partial staging file"
     with _serve(data, port):
+        assert not list(staging.rglob("upload-*")), "the restart did not sweep the dead worker's staging"
         base = f"http://127.0.0.1:{port}"
         assert httpx.get(f"{base}/simple/big-env/").status_code == 404
         with open(wheel, "rb") as handle:
@@ -129,6 +132,29 @@ def test_kill_9_mid_upload_leaves_nothing_visible_and_retry_works(tmp_path: Path
                                files={"content": (wheel.name, handle)}, auth=("__token__", token), timeout=120)
         assert retry.status_code == 200, retry.text
         assert wheel.name in httpx.get(f"{base}/simple/big-env/").text
+
+
+@pytest.mark.slow
+def test_serve_believes_x_forwarded_for_only_from_configured_proxies(tmp_path: Path) -> None:
+    limit = Settings().failed_auth_per_minute
+    port = _free_port()
+
+    def whoami(i: int) -> int:  # a new bad token id and a new claimed address every time
+        headers = {**basic(f"vfh_{i:012x}_" + "a" * 43), "X-Forwarded-For": f"203.0.113.{i % 250}"}
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/whoami", headers=headers, timeout=30).status_code
+
+    with _serve(tmp_path / "direct", port):  # no trusted proxy: the header is the client's say-so, ignored
+        assert [whoami(i) for i in range(limit + 1)] == [403] * limit + [429]  # rotating it escaped the limit
+    with _serve(tmp_path / "proxied", port, "--forwarded-allow-ips", "127.0.0.1"):  # behind a proxy here
+        assert [whoami(i) for i in range(limit + 1)] == [403] * (limit + 1)  # each forwarded client: own budget
+
+
+def test_serve_refuses_a_forwarded_allow_ips_entry_that_is_not_an_address(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("VF_HUB_FORWARDED_ALLOW_IPS", "VF_HUB_DATA_DIR"):
+        monkeypatch.setenv(name, "")  # serve exports its options for the workers; restored after the test
+    result = runner.invoke(app, ["serve", "--data-dir", str(tmp_path), "--forwarded-allow-ips", "10.0.0.1,everyone"])
+    assert result.exit_code == 1 and "'everyone' is not an IP address or network" in result.output, result.output
 
 
 @pytest.fixture

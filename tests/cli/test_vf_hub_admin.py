@@ -112,3 +112,31 @@ def test_serve_logs_requests_unless_told_not_to(tmp_path: Path) -> None:
     assert '"GET /simple/no-such-env/ HTTP/1.1" 404' in _requests_logged(tmp_path)
     quiet = _requests_logged(tmp_path, "--no-access-log")
     assert "Application startup complete" in quiet and "/simple/no-such-env/" not in quiet
+
+
+def test_verify_reports_and_quarantines_a_corrupt_blob_and_exits_1(tmp_path: Path) -> None:
+    data = tmp_path / "hub"
+    token = _create_user(data, "alice")
+    hub_app = create_app(Settings(data_dir=data))
+    wheel = make_wheel(tmp_path, "demo-env", "0.1.0")
+    with TestClient(hub_app) as client:
+        assert client.post("/legacy/", data=upload_form(wheel, "demo-env", "0.1.0"),
+                           files={"content": (wheel.name, wheel.read_bytes())}, headers=basic(token)).status_code == 200
+    hub_app.state.hub.db.dispose()
+    clean = runner.invoke(app, ["admin", "verify", "--data-dir", str(data)])
+    assert clean.exit_code == 0 and "2 blob(s) re-hashed: 2 intact, 0 damaged" in clean.output, clean.output
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    blob = data / "blobs" / blob_key(sha)
+    blob.write_bytes(b"flipped" + blob.read_bytes()[7:])
+    dry = runner.invoke(app, ["admin", "verify", "--dry-run", "--data-dir", str(data)])
+    assert dry.exit_code == 1 and f"corrupt {sha}" in dry.output and "dry run: nothing marked" in dry.output
+    done = runner.invoke(app, ["admin", "verify", "--data-dir", str(data)])
+    assert done.exit_code == 1 and f"corrupt {sha} (its bytes hash to" in done.output and "quarantined" in done.output
+    assert blob.exists()  # marked, not deleted
+
+
+def test_verify_refuses_bad_input(tmp_path: Path) -> None:
+    bad_storage = runner.invoke(app, ["admin", "verify", "--storage-url", "ftp://x/y", "--data-dir", str(tmp_path)])
+    assert bad_storage.exit_code == 1 and "not supported" in bad_storage.output
+    unknown = runner.invoke(app, ["admin", "verify", "--grace-hours", "1", "--data-dir", str(tmp_path)])
+    assert unknown.exit_code == 2 and "No such option" in unknown.output

@@ -74,6 +74,44 @@ def make_sdist(out: Path, name: str, version: str, **meta: object) -> Path:
     return path
 
 
+class _Zeros(io.RawIOBase):
+    """``size`` zero bytes, produced as they are read (a bomb's payload never sits in memory)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: object) -> int:
+        view = memoryview(buffer)  # type: ignore[arg-type]
+        count = min(len(view), self.left)
+        view[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+def make_gzip_bomb(out: Path, name: str, version: str, unpacked: int, *, extra_pkg_info: bool = False) -> Path:
+    """A valid sdist whose PKG-INFO comes first, then a member of ``unpacked`` zero bytes (about 1000:1)."""
+    escaped = name.replace("-", "_").replace(".", "_").lower()
+    top = f"{escaped}-{version}"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{top}.tar.gz"
+    pkg_info = metadata_text(name, version).encode()
+    with open(path, "wb") as handle, gzip.GzipFile(fileobj=handle, mode="wb", mtime=0, compresslevel=1) as packed, \
+            tarfile.open(fileobj=packed, mode="w|") as archive:
+        for member, size, data in [(f"{top}/PKG-INFO", len(pkg_info), io.BytesIO(pkg_info)),
+                                   (f"{top}/data.bin", unpacked, _Zeros(unpacked))]:
+            entry = tarfile.TarInfo(member)
+            entry.size, entry.mtime = size, 0
+            archive.addfile(entry, data)
+        if extra_pkg_info:
+            entry = tarfile.TarInfo(f"{top}/PKG-INFO")
+            entry.size = len(pkg_info)
+            archive.addfile(entry, io.BytesIO(pkg_info))
+    return path
+
+
 def digests(path: Path) -> dict[str, str]:
     """The digest fields twine would send for ``path``."""
     data = path.read_bytes()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from hub_server.distributions import SDIST, WHEEL, parse_filename, read_metadata
-from hub_server.errors import BadRequest
-from tests.hub_server.dists import make_sdist, make_wheel, metadata_text
+from hub_server.errors import BadRequest, TooLarge
+from tests.hub_server.dists import make_gzip_bomb, make_sdist, make_wheel, metadata_text
 
 
 def test_filenames_split_into_type_name_and_version() -> None:
@@ -69,3 +69,18 @@ def test_malformed_archives_and_metadata_are_refused(tmp_path: Path) -> None:
     no_version = make_wheel(tmp_path / "n", "demo-env", "0.1.0", metadata="Metadata-Version: 2.1\nName: demo-env\n")
     with pytest.raises(BadRequest, match="invalid core metadata"):
         read_metadata(no_version, parse_filename(no_version.name))
+
+
+def test_an_sdist_unpacking_past_the_limit_is_refused_once_it_gets_there(tmp_path: Path) -> None:
+    bomb = make_gzip_bomb(tmp_path, "demo-env", "0.1.0", unpacked=64 * 1024 * 1024)
+    assert bomb.stat().st_size < 1024 * 1024  # ~1000:1
+    with pytest.raises(TooLarge, match=r"demo_env-0.1.0.tar.gz unpacked is larger than this Hub's limit of 1048576"):
+        read_metadata(bomb, parse_filename(bomb.name), max_unpacked=1024 * 1024)
+    # the same archive within a limit that holds it: read to the end, accepted
+    assert read_metadata(bomb, parse_filename(bomb.name), max_unpacked=65 * 1024 * 1024).name == "demo-env"
+
+
+def test_an_sdist_with_two_pkg_infos_is_refused(tmp_path: Path) -> None:
+    twice = make_gzip_bomb(tmp_path, "demo-env", "0.1.0", unpacked=10, extra_pkg_info=True)
+    with pytest.raises(BadRequest, match="PKG-INFO more than once"):
+        read_metadata(twice, parse_filename(twice.name))

@@ -79,3 +79,15 @@ def test_expired_events_are_deleted_and_long_keys_are_cut(db: Database) -> None:
     with db.read() as session:
         rows = session.execute(select(RateEvent.key, func.count()).group_by(RateEvent.key)).all()
     assert rows == [("x" * 200, 2)]
+
+
+def test_hit_all_counts_each_key_on_its_own_budget_or_none_of_them(db: Database) -> None:
+    limiter = RateLimiter(db, "failed_auth", limit=2, clock=lambda: 0.0)
+    limiter.hit_all(["address:a", "token:t"], "failures")
+    limiter.hit_all(["address:b", "token:t"], "failures")
+    with pytest.raises(RateLimited):
+        limiter.hit_all(["address:c", "token:t"], "failures")  # token:t is used up ...
+    limiter.hit_all(["address:c"], "failures")  # ... and address:c was not counted by the refused hit
+    limiter.hit_all(["address:c"], "failures")
+    with pytest.raises(RateLimited):
+        limiter.check("address:c", "failures")

@@ -120,12 +120,13 @@ def test_deleted_and_private_files_leave_the_lane_at_once(app: HubApp, client: T
     assert client.get(wheel["url"]).status_code == 404
 
 
-def test_a_blob_changed_on_disk_is_read_again(app: HubApp, hub: Hub, client: TestClient,
-                                              wheel: dict[str, str]) -> None:
+def test_a_blob_changed_on_disk_is_read_again_and_its_wrong_bytes_never_sent(
+        app: HubApp, hub: Hub, client: TestClient, wheel: dict[str, str]) -> None:
     client.get(wheel["url"])
     overwrite_blob(hub.storage, blob_key(wheel["sha256"]), b"other bytes, a different size")
     assert not lane(app, wheel["url"]).answered
-    assert client.get(wheel["url"]).content == b"other bytes, a different size"
+    again = client.get(wheel["url"])  # read again, hashed on the way into memory: not what its address says
+    assert again.status_code == 503 and b"other bytes" not in again.content and "corrupt" in again.text
 
 
 def test_large_blobs_stream_with_ranges_and_etags(hub: Hub, client: TestClient, wheel: dict[str, str]) -> None:

@@ -1,9 +1,12 @@
-"""The local folder backend: atomic content-addressed puts, safe keys, stale staging files swept."""
+"""The local folder backend: atomic content-addressed puts, safe keys, staging left by dead processes swept."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,6 +14,7 @@ import pytest
 
 from hub_server.errors import StorageError
 from hub_server.storage import LocalStorage, blob_key, check_key, open_storage
+from hub_server.storage.staging import StagingArea
 
 
 def _staged(storage: LocalStorage, data: bytes) -> Path:
@@ -57,15 +61,45 @@ def test_blob_keys_need_a_sha256() -> None:
         blob_key("../../etc")
 
 
-def test_stale_staging_files_are_swept_at_start_young_ones_kept(tmp_path: Path) -> None:
-    storage = LocalStorage(tmp_path / "blobs")
-    old, young = storage.staging_dir() / "upload-old", storage.staging_dir() / "upload-young"
+def _killed_mid_upload(blobs: Path) -> Path:
+    """Open the storage in a child process, stage a partial upload there, kill -9 it; the file it left."""
+    script = (f"import os, sys, signal\nfrom pathlib import Path\nfrom hub_server.storage import LocalStorage\n"
+              f"s = LocalStorage(Path({str(blobs)!r}))\n(s.staging_dir() / 'upload-partial').write_bytes(b'x' * 1000)\n"
+              f"print(s.staging_dir(), flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                           check=False)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    return Path(child.stdout.strip()) / "upload-partial"
+
+
+def test_staging_left_by_a_killed_process_is_swept_at_the_next_start_live_ones_kept(tmp_path: Path) -> None:
+    live = LocalStorage(tmp_path / "blobs")  # another worker, receiving an upload right now
+    in_flight = live.staging_dir() / "upload-in-flight"
+    in_flight.write_bytes(b"y")
+    leftover = _killed_mid_upload(tmp_path / "blobs")
+    assert leftover.exists()  # minutes old, not a day: the old 24-hour sweep kept it
+    restarted = LocalStorage(tmp_path / "blobs")
+    assert not leftover.exists() and not leftover.parent.exists()
+    assert in_flight.exists() and restarted.staging_dir() != live.staging_dir()
+
+
+def test_loose_staging_files_of_older_versions_go_once_a_day_old(tmp_path: Path) -> None:
+    root = tmp_path / "blobs" / ".staging"
+    root.mkdir(parents=True)
+    old, young = root / "upload-old", root / "upload-young"
     old.write_bytes(b"x")
     young.write_bytes(b"y")
     past = time.time() - 3 * 24 * 3600
     os.utime(old, (past, past))
     LocalStorage(tmp_path / "blobs")
     assert not old.exists() and young.exists()
+
+
+def test_a_closed_staging_area_leaves_nothing(tmp_path: Path) -> None:
+    area = StagingArea(tmp_path / "staging")
+    (area.path / "upload-x").write_bytes(b"x")
+    area.close()
+    assert list((tmp_path / "staging").iterdir()) == []
 
 
 def test_open_storage_picks_the_backend_from_the_url(tmp_path: Path) -> None:
