@@ -1,9 +1,13 @@
 """``vf-train rl`` end to end on CPU: real vLLM, the FSDP2 trainer under torchrun, the orchestrator.
 
 The fast tests check the run's config and that a failing trainer stops the run at once. The resume test
-kills a whole run with ``kill -9`` of its process group and continues it with ``--resume``.
+kills a whole run with ``kill -9`` of its process group (the run started its own vLLM server, as ``vf-train
+rl`` does on its own) and continues it with ``--resume``. The other runs share one module-scoped server
+(``inference.urls``: each run first loads its own initial weights into it, so none sees another's), since a
+vLLM start costs 30-60 s here.
 The end-to-end test's model is first warm-started by a short SFT on arithmetic (an untrained model gets every
-sum wrong, and groups with all-equal rewards carry no gradient). The checks are the ones
+sum wrong, and groups with all-equal rewards carry no gradient), once for the module: every run copies it to
+its own ``OUTPUT/base``. The checks are the ones
 that tell the pieces fit: trainer and server agree on the logprobs of the same weights
 (mismatch KL ≈ 0 whenever a batch is on-policy, which after the first step means the
 in-flight weight update reproduced the trainer's weights), the async barrier holds, and
@@ -19,18 +23,22 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 import verifiers as vf
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerConfigError
+from trainer_adapter.inference.testing_model import save_tiny_model
+from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-from trainer_adapter.rl_run import RLRunConfig, log_tail, while_running
-
+from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, while_running
 from trainer_adapter.train.distributed import init_distributed
+from trainer_adapter.train.launch import free_port
 from trainer_adapter.train.sft import SFTConfig, run_sft
 from trainer_adapter.train.sft_data import SFTDataConfig
 
@@ -70,28 +78,76 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _warm_start(tmp_path: Path) -> Path:
-    """150 SFT steps on arithmetic: enough for groups whose rewards differ."""
+@pytest.fixture(scope="module")
+def warm_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """150 SFT steps on arithmetic: enough for groups whose rewards differ. Runs only read it (each copies it
+    to its own ``OUTPUT/base``), so one serves the module.
+
+    On one thread: it trains while the shared vLLM server starts on the other core, and a second OpenMP
+    thread here (spinning at every barrier: this process is not a rank started with OMP_WAIT_POLICY=PASSIVE)
+    would fight that start for it. The thread count this process had is put back afterwards."""
     init_distributed()
-    sft = SFTConfig(data=SFTDataConfig(env="arithmetic", batch_size=32), max_steps=150, output_dir=tmp_path / "sft",
-                    log_every=50)
-    return run_sft(sft)
+    sft = SFTConfig(data=SFTDataConfig(env="arithmetic", batch_size=32), max_steps=150, threads_per_process=1,
+                    output_dir=tmp_path_factory.mktemp("warm") / "sft", log_every=50)
+    threads = torch.get_num_threads()
+    try:
+        return run_sft(sft)
+    finally:
+        torch.set_num_threads(threads)
 
 
-def _rl_config(tmp_path: Path, text: str, warm: Path) -> Path:
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InferenceServer]:
+    """One vLLM server for the runs given ``inference.urls``, set up as ``vf-train rl`` sets up the one it starts
+    (from the same ``[inference]`` section: all three configs agree on it). It starts on the tiny model's base
+    weights; every run loads its own initial (or resumed) weights into it before its first request.
+
+    Launched, not waited for: a test takes it through :func:`_ready`, after the module's warm start, which
+    trains on the cores that vLLM's start (three processes importing one after the other) leaves idle."""
+    out = tmp_path_factory.mktemp("shared_server")
+    section = _servers(out, RL)
+    assert section == _servers(out, MIXED) == _servers(out, RESUME)
+    config = InferenceConfig(model=str(save_tiny_model(out / "base")), served_model_name="tiny", port=free_port(),
+                             max_model_len=section.max_model_len, max_num_seqs=section.max_num_seqs,
+                             kv_cache_gib=section.kv_cache_gib, dtype=section.dtype)
+    server = InferenceServer(config, python=VLLM_PYTHON, log_path=out / "inference.log")
+    server.launch()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _ready(server: InferenceServer) -> InferenceServer:
+    """``server`` once it answers (at once when it already does; raises when it died or never came up)."""
+    server.wait_ready(ServersConfig().start_timeout_s)
+    return server
+
+
+def _servers(folder: Path, text: str) -> ServersConfig:
+    """The ``[inference]`` section of a run config's text."""
+    return load_config(RLRunConfig, _rl_config(folder, text)).inference
+
+
+def _rl_config(tmp_path: Path, text: str, warm: Path | None = None, server: InferenceServer | None = None) -> Path:
+    """``text`` with its placeholders filled in; with ``server``, the run uses it instead of starting its own."""
+    text = text.replace("OUT", str(tmp_path / "rl")).replace("PYTHON", str(VLLM_PYTHON))
+    if warm is not None:
+        text = text.replace("MODEL", str(warm))
+    if server is not None:
+        text = text.replace("[inference]\n", f'[inference]\nurls = ["{server.base_url}"]\n')
     config = tmp_path / "rl.toml"
-    config.write_text(text.replace("OUT", str(tmp_path / "rl")).replace("MODEL", str(warm))
-                      .replace("PYTHON", str(VLLM_PYTHON)))
+    config.write_text(text)
     return config
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @needs_vllm
-def test_rl_run_on_cpu(tmp_path: Path) -> None:
-    config = _rl_config(tmp_path, RL, _warm_start(tmp_path))
+def test_rl_run_on_cpu(tmp_path: Path, shared_server: InferenceServer, warm_start: Path) -> None:
+    config = _rl_config(tmp_path, RL, warm_start, _ready(shared_server))
     result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=800)
+                            capture_output=True, text=True, timeout=800, check=False)
     out = tmp_path / "rl"
     logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:] + logs
@@ -148,11 +204,12 @@ every = 0
 @pytest.mark.slow
 @pytest.mark.timeout(700)
 @needs_vllm
-def test_a_mixed_run_follows_the_ratio_and_logs_each_environment(tmp_path: Path) -> None:
+def test_a_mixed_run_follows_the_ratio_and_logs_each_environment(
+    tmp_path: Path, shared_server: InferenceServer
+) -> None:
     """arithmetic and reverse-text at 1:3 on real vLLM; the untrained tiny model is enough (no warm start):
     reverse-text's partial-credit reward differs within a group, and all-equal groups are kept."""
-    config = tmp_path / "rl.toml"
-    config.write_text(MIXED.replace("OUT", str(tmp_path / "rl")).replace("PYTHON", str(VLLM_PYTHON)))
+    config = _rl_config(tmp_path, MIXED, server=_ready(shared_server))
     result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=600, check=False)  # ~2 min alone; far more on a busy machine
     out = tmp_path / "rl"
@@ -238,15 +295,21 @@ def _vf_train_rl(config: Path, *args: str) -> subprocess.Popen[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @needs_vllm
-def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(tmp_path: Path) -> None:
+def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(
+    tmp_path: Path, shared_server: InferenceServer, warm_start: Path
+) -> None:
     """kill -9 of the whole process group after step 3, then --resume: the run ends at max_steps, every step once.
+
+    The killed run starts its own vLLM server, which must go down with it. The resumed run continues on the
+    module's running server (``--inference.urls``, a field a resume may change), which holds another run's
+    weights: the resume has to load the checkpoint's weights into it, as into a server it started on base.
 
     Synchronous and with every group kept, each step draws exactly 4 problems, so the problem sampler's
     position after batch 3 must be the same in both lineages: the resumed run asks what the killed one asked.
-    An uninterrupted run to compare rewards with would cost one more vLLM start (a minute here): instead the
-    batches 2 and 3 that both lineages trained (same problems, same weights for batch 2) must score alike.
+    An uninterrupted run to compare rewards with would cost a third run (a trainer start and six steps): instead
+    the batches 2 and 3 that both lineages trained (same problems, same weights for batch 2) must score alike.
     """
-    config = _rl_config(tmp_path, RESUME, _warm_start(tmp_path))
+    config = _rl_config(tmp_path, RESUME, warm_start)
     out = tmp_path / "rl"
     started = time.monotonic()
     killed = _vf_train_rl(config)
@@ -276,7 +339,7 @@ def test_a_run_killed_with_kill_9_resumes_at_its_checkpoint(tmp_path: Path) -> N
                    if int(p.name.removeprefix("step_")) > resume_at)
     before = {"state_4": json.loads(state_4.read_text()), "metrics": _lines(out / "orchestrator_metrics.jsonl")}
 
-    resumed = _vf_train_rl(config, "--resume")
+    resumed = _vf_train_rl(config, "--resume", "--inference.urls", f'["{_ready(shared_server).base_url}"]')
     output, _ = resumed.communicate(timeout=600)
     logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
     assert resumed.returncode == 0, output[-3000:] + logs

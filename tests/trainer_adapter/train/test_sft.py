@@ -80,12 +80,15 @@ lr = 2e-3
 
 
 def test_sft_on_two_ranks_improves_held_out_exact_match(tmp_path: Path) -> None:
+    # The run builds the same initial model from its seed; it is measured here while the ranks start up
+    # (imports, one core each), not before the run.
+    run = _vf_train(str(_config(tmp_path, "sft", SFT)))
     prompts, answers = _held_out()
     model, tokenizer = load_model(ModelConfig())
     write_hf_folder(model.state_dict(), model, tokenizer, tmp_path / "initial")
     before = exact_match_rate(tmp_path / "initial", prompts, answers)
 
-    output = _finish(_vf_train(str(_config(tmp_path, "sft", SFT))))
+    output = _finish(run)
     assert "step=300" in output
     after = exact_match_rate(tmp_path / "sft" / "weights" / "step_300", prompts, answers)
     assert before == 0.0
