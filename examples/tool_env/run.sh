@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=outputs/tool_env
 rm -rf "$out/sft" "$out/rl"
-.venv/bin/python examples/tool_env/write_sft_data.py "$out/sft_data.jsonl" --env-args '{"min_value": 10, "max_value": 99}'
+.venv/bin/python examples/tool_env/write_sft_data.py "$out/sft_data.jsonl" --rows 7800 --env-args '{"min_value": 10, "max_value": 99}'
 .venv/bin/vf-train sft configs/tool_env/sft.toml
 weights="$(ls -d "$out"/sft/weights/step_* | sort -V | tail -1)"   # where SFT stopped (its loss target)
 .venv/bin/vf-train rl configs/tool_env/rl.toml --model.path "$weights"

@@ -1,8 +1,14 @@
 """Two Jinja chat templates for the byte tokenizer, written for this project.
 
 Both render ChatML-style turns (``<|im_start|>role\\n...<|im_end|>\\n``), list the
-tools in the system turn, and render an assistant's tool calls as
+tools in the system turn, one signature line each (``multiply(a: integer, b: integer) - Multiply
+two integers.``), and render an assistant's tool calls as
 ``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>``.
+
+The listing is a signature rather than the schema's JSON because every byte is a token here: the JSON
+of one two-argument tool made a multiply-tool prompt 525 tokens long (the arithmetic prompt is 29),
+and the tiny model trained on it never learnt to copy the factors into its call (SFT loss flat at the
+chance level of the digits for 170 steps); the signature line halves the prompt.
 
 - :data:`CHATML` is *prefix-monotone*: rendering a longer conversation never
   changes how the earlier turns were rendered, so the tokens of every turn can
@@ -39,9 +45,17 @@ _MACROS = """\
 {{- text(messages[0].content) ~ '\\n\\n' -}}
 {%- set ns.first = 1 -%}
 {%- endif -%}
-{{- '# Tools\\n\\nYou can call these functions:\\n<tools>' -}}
-{%- for tool in tools -%}{{- '\\n' ~ (tool | tojson) -}}{%- endfor -%}
-{{- '\\n</tools>\\nTo call one, answer with <tool_call>{"name": ..., "arguments": {...}}</tool_call>.<|im_end|>\\n' -}}
+{{- '# Tools\\n' -}}
+{%- for tool in tools -%}
+{%- set fn = tool.function if tool.function is defined else tool -%}
+{%- set params = fn.parameters.properties if fn.parameters is defined and fn.parameters.properties is defined else {} -%}
+{{- fn.name ~ '(' -}}
+{%- for name, spec in params.items() -%}
+{{- (', ' if not loop.first else '') ~ name ~ ': ' ~ (spec.type if spec.type is defined else 'any') -}}
+{%- endfor -%}
+{{- ')' ~ (' - ' ~ fn.description if fn.description else '') ~ '\\n' -}}
+{%- endfor -%}
+{{- 'Call one as <tool_call>{"name": ..., "arguments": {...}}</tool_call>.<|im_end|>\\n' -}}
 {%- endif -%}
 """
 

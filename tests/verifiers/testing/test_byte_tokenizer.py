@@ -80,10 +80,13 @@ def test_raise_exception_is_available_to_templates():
         strict.apply_chat_template([{"role": "system", "content": "x"}])
 
 
-def test_tojson_is_plain_json():
+def test_tojson_is_plain_json_and_descriptions_are_not_escaped():
     tools = [{"type": "function", "function": {"name": "f", "description": "<a> & 'b' é"}}]
-    text = tok.apply_chat_template([{"role": "user", "content": "x"}], tools=tools, tokenize=False)
-    assert '"description": "<a> & \'b\' é"' in text
+    call = {"function": {"name": "f", "arguments": {"s": "<a> & 'b' é"}}}
+    messages = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+    text = tok.apply_chat_template(messages, tools=tools, tokenize=False)
+    assert "f() - <a> & 'b' é\n" in text
+    assert '"arguments": {"s": "<a> & \'b\' é"}' in text
 
 
 @pytest.mark.parametrize("template", [CHATML, QWEN3_STYLE])

@@ -7,7 +7,8 @@ from verifiers.testing import CHATML, QWEN3_STYLE, ByteTokenizer
 THINK_1 = "<think>\nfirst thoughts\n</think>\n\nanswer 1"
 THINK_2 = "<think>\nsecond thoughts\n</think>\n\nanswer 2"
 CALL = {"id": "call_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
-TOOLS = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {}}}}]
+TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": {
+    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}]
 
 CONVERSATION = [
     {"role": "system", "content": "sys"},
@@ -61,7 +62,7 @@ def test_tools_join_the_system_turn_and_calls_render_as_tool_call_blocks():
     text = render(CHATML, CONVERSATION)
     assert text.startswith("<|im_start|>system\nsys\n\n# Tools\n")
     assert text.count("<|im_start|>system") == 1
-    assert '{"type": "function", "function": {"name": "add"' in text
+    assert "\n# Tools\nadd(a: integer, b: integer) - Add two integers.\nCall one as <tool_call>" in text
     assert '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call><|im_end|>' in text
     assert "<|im_start|>tool\n<tool_response>\n5\n</tool_response><|im_end|>" in text
 
@@ -70,6 +71,12 @@ def test_content_parts_render_their_text():
     parts = [{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text", "text": "b"}]
     messages = [{"role": "user", "content": parts}]
     assert ByteTokenizer().apply_chat_template(messages, tokenize=False) == "<|im_start|>user\nab<|im_end|>\n"
+
+
+def test_a_tool_without_parameters_or_description_is_listed_by_name():
+    tools = [{"type": "function", "function": {"name": "ping"}}, {"name": "bare", "parameters": {"type": "object"}}]
+    text = ByteTokenizer().apply_chat_template(CONVERSATION[1:2], tools=tools, tokenize=False)
+    assert "# Tools\nping()\nbare()\nCall one as" in text
 
 
 def test_no_tools_means_no_tool_section():
