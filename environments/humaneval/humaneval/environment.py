@@ -7,7 +7,8 @@ sandbox starts while the model writes. When the turn is over, the program
 reward is the fraction of the tests that pass (``all_tests_passed`` is the
 classic pass/fail). A sandbox that fails is an infrastructure error, not a
 wrong answer: the rollout carries the ``SandboxError`` in ``state["error"]``
-(so it is counted and can be masked) and the ``sandbox_failed`` metric is 1.
+(so it is counted once and can be masked); vf-eval does not score such a rollout (reward 0, no
+metrics), and a caller that scores it anyway sees the ``sandbox_failed`` metric at 1.
 """
 
 from __future__ import annotations

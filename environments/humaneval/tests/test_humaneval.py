@@ -98,7 +98,9 @@ async def test_a_failing_sandbox_is_an_error_not_a_zero() -> None:
     kill_agent = "```python\nimport os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n```"
     _, states = await _rollouts(lambda p: kill_agent, num_examples=1)
     state = states[0]
-    assert isinstance(state["error"], SandboxError) and state["metrics"]["sandbox_failed"] == 1.0
+    assert isinstance(state["error"], SandboxError)
+    # an errored rollout is not scored (the error counts once, under error_counts): reward 0, no metrics
+    assert state["reward"] == 0.0 and state["metrics"] == {}
 
 
 @pytest.mark.slow
