@@ -8,6 +8,11 @@ lives. The kernel drops the lock when the process dies (``kill -9`` included), s
 folder whose lock can be taken belonged to a dead process and is removed at once, whatever its age;
 folders of live processes are left alone. Loose files directly under the root (staged by versions
 before this layout) are removed once a day old, as before.
+
+A lock file exists before its flock is taken, so a sweeper starting at that moment can take the lock
+and unlink the file; the new owner would then hold a lock on a name nobody sees, and its folder would
+look orphaned. The owner therefore checks, once locked, that the name still points at its file, and
+starts over with a new name if not.
 """
 
 from __future__ import annotations
@@ -40,6 +45,29 @@ def _lock(path: Path, blocking: bool) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def _lock_own(root: Path, attempts: int = 8) -> tuple[str, int]:
+    """A new name under ``root`` and an fd holding the flock of ``<root>/<name>.lock``, still linked there."""
+    for _ in range(attempts):
+        name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        path = root / f"{name}{LOCK_SUFFIX}"
+        fd = _lock(path, blocking=True)
+        if fd is None:  # pragma: no cover - a blocking flock either succeeds or raises
+            continue
+        if _still_linked(fd, path):
+            return name, fd
+        os.close(fd)  # a sweeper took it between the create and the lock, and unlinked it
+    raise StorageError(f"could not lock a staging folder in {root} in {attempts} attempts")
+
+
+def _still_linked(fd: int, path: Path) -> bool:
+    try:
+        here = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 def _remove_dead(lock_path: Path) -> int:
@@ -92,10 +120,7 @@ class StagingArea:
         removed = sweep(root)
         if removed:
             log.info("removed %d staging file(s) left by stopped processes in %s", removed, root)
-        name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        self._fd = _lock(root / f"{name}{LOCK_SUFFIX}", blocking=True)
-        if self._fd is None:  # pragma: no cover - a blocking flock either succeeds or raises
-            raise StorageError(f"could not lock a staging folder in {root}")
+        name, self._fd = _lock_own(root)
         self.path = root / name
         self.path.mkdir()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import signal
@@ -14,6 +15,7 @@ import pytest
 
 from hub_server.errors import StorageError
 from hub_server.storage import LocalStorage, blob_key, check_key, open_storage
+from hub_server.storage import staging
 from hub_server.storage.staging import StagingArea
 
 
@@ -100,6 +102,32 @@ def test_a_closed_staging_area_leaves_nothing(tmp_path: Path) -> None:
     (area.path / "upload-x").write_bytes(b"x")
     area.close()
     assert list((tmp_path / "staging").iterdir()) == []
+
+
+def test_a_sweeper_taking_a_new_lock_before_its_owner_does_not_orphan_the_owners_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second worker's start-up sweep lands between the owner's create and its flock, and unlinks the file."""
+    real_flock = staging.fcntl.flock
+    raced: list[str] = []
+
+    def flock_after_a_sweeper(fd: int, operation: int) -> None:
+        if not operation & fcntl.LOCK_NB and not raced:  # the owner's blocking lock: a sweeper gets there first
+            path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+            raced.append(path.name)
+            assert staging._remove_dead(path) == 0 and not path.exists()
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(staging.fcntl, "flock", flock_after_a_sweeper)
+    root = tmp_path / "staging"
+    area = StagingArea(root)
+    monkeypatch.setattr(staging.fcntl, "flock", real_flock)
+    lock = root / f"{area.path.name}{staging.LOCK_SUFFIX}"
+    assert raced and raced[0] != lock.name  # the first name was lost to the sweeper; the area took another
+    assert lock.exists() and area.path.is_dir()
+    (area.path / "upload-in-flight").write_bytes(b"x")
+    assert staging.sweep(root) == 0  # the next worker's sweep sees a live owner and keeps its upload
+    assert (area.path / "upload-in-flight").exists()
+    area.close()
 
 
 def test_open_storage_picks_the_backend_from_the_url(tmp_path: Path) -> None:
