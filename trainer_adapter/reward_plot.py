@@ -2,7 +2,7 @@
 
 It reads the run folder of ``vf-train rl``: ``orchestrator_metrics.jsonl`` (training reward per
 batch, and in a mix ``reward/<task>`` per environment) and, when the run evaluated online,
-``eval_metrics.jsonl`` (greedy held-out reward, per environment in a mix). ``vf-train rl`` draws
+``eval_metrics.jsonl`` (held-out reward, per environment in a mix). ``vf-train rl`` draws
 the same figure into ``RUN_DIR/reward_curve.png`` when it finishes; the command redraws it, also
 while a run is still going.
 """
@@ -83,14 +83,24 @@ def reward_curves(train: list[dict[str, Any]], evals: list[dict[str, Any]]) -> l
     ]
     curves += [_curve(f"training reward, {task}", colours[task], train, f"reward/{task}") for task in tasks]
     eval_tasks = [task for task in tasks if any(f"reward/{task}" in e for e in evals)]
+    held_out = f"held-out reward ({eval_sampling(evals)})"
     if eval_tasks:
         curves += [
-            _curve(f"held-out reward (greedy), {task}", colours[task], evals, f"reward/{task}", held_out=True)
+            _curve(f"{held_out}, {task}", colours[task], evals, f"reward/{task}", held_out=True)
             for task in eval_tasks
         ]
     elif evals:
-        curves.append(_curve("held-out reward (greedy)", "C0", evals, "reward", held_out=True))
+        curves.append(_curve(held_out, "C0", evals, "reward", held_out=True))
     return curves
+
+
+def eval_sampling(evals: list[dict[str, Any]]) -> str:
+    """How the online evaluations sampled, for a label: ``greedy`` or ``T=1, 4 replies a row``."""
+    temperature = max((float(e.get("temperature", 0.0)) for e in evals), default=0.0)
+    if temperature == 0:
+        return "greedy"
+    replies = max((e.get("rollouts", 1) // max(e.get("examples", 1), 1) for e in evals), default=1)
+    return f"T={temperature:g}, {replies} replies a row"
 
 
 def _curve(label: str, colour: str, lines: list[dict[str, Any]], key: str, held_out: bool = False) -> Curve:

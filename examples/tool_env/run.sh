@@ -17,8 +17,10 @@ import json, sys
 from pathlib import Path
 run = Path(sys.argv[1])
 rewards = [json.loads(l)["reward"] for l in (run / "orchestrator_metrics.jsonl").read_text().splitlines()]
-evals = sorted((e["step"], e["reward"]) for e in map(json.loads, (run / "eval_metrics.jsonl").read_text().splitlines()))
+evals = sorted((e["step"], e["reward"], e.get("temperature", 0.0))
+               for e in map(json.loads, (run / "eval_metrics.jsonl").read_text().splitlines()))
 k = min(5, len(rewards))
 print(f"training reward, first {k} steps: {sum(rewards[:k]) / k:.3f}; last {k}: {sum(rewards[-k:]) / k:.3f}")
-print(f"held-out reward (greedy): {evals[0][1]:.3f} -> {evals[-1][1]:.3f}")
+how = f"sampled at T={evals[-1][2]:g}" if evals[-1][2] else "greedy"
+print(f"held-out reward ({how}): {evals[0][1]:.3f} -> {evals[-1][1]:.3f}")
 PY

@@ -75,6 +75,11 @@ def test_a_single_environment_run_has_one_training_and_one_held_out_curve(tmp_pa
     ]
 
 
+def test_a_sampled_evaluation_is_labelled_with_its_temperature_and_replies() -> None:
+    evals = [{"step": 0, "reward": 0.4, "examples": 100, "rollouts": 400, "temperature": 1.0}]
+    assert [c.label for c in reward_curves([], evals)] == ["training reward", "held-out reward (T=1, 4 replies a row)"]
+
+
 def test_plot_writes_a_png(tmp_path: Path) -> None:
     root = _mixed_run(tmp_path / "run")
     path = plot_run(PlotConfig(run_dir=root))

@@ -80,7 +80,15 @@ class OrchestratorConfig(BaseModel):
     eval_every: int = Field(
         0, ge=0, description="Evaluate on the env's eval split every this many steps and at the end (0: never)."
     )
-    eval_examples: int = Field(100, gt=0, description="Eval rows per evaluation (greedy, one rollout each).")
+    eval_examples: int = Field(100, gt=0, description="Eval rows per evaluation.")
+    eval_rollouts_per_example: int = Field(
+        1, gt=0, description="Replies per eval row; their mean reward is the row's (with eval_temperature > 0: the "
+        "expected reward RL optimises, not only greedy accuracy).",
+    )
+    eval_temperature: float = Field(
+        0.0, ge=0, description="Sampling temperature of the evaluation (0: greedy; the training temperature "
+        "measures what RL optimises).",
+    )
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Difficulty pools and filters.")
     advantage_std_normalize: bool = Field(
         False, description="Divide each group's advantages (reward − group mean) by the group's reward std + 1e-6 "
@@ -196,7 +204,7 @@ class Orchestrator:
             await self._maybe_update()
 
     async def _evaluate(self, step: int) -> None:
-        """Greedy held-out reward of the weights the servers hold now, alongside training.
+        """Held-out reward of the weights the servers hold now, alongside training (greedy by default).
 
         In a mix each environment is evaluated on its own ``eval_examples`` rows (the group's eval
         split lists one environment's rows after the other's, so its first rows would be one
@@ -208,16 +216,18 @@ class Orchestrator:
         rewards = await asyncio.gather(*(self._eval_rewards(env) for env in targets.values()))
         every = [r for task_rewards in rewards for r in task_rewards]
         line: dict[str, Any] = {"step": step, "weights_version": version, "reward": sum(every) / max(len(every), 1),
-                                "examples": len(every)}
+                                "examples": len(every) // self.config.eval_rollouts_per_example,
+                                "rollouts": len(every), "temperature": self.config.eval_temperature}
         if len(targets) > 1:
             line |= {f"reward/{task}": sum(r) / max(len(r), 1) for task, r in zip(targets, rewards)}
         with (self.root / "eval_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
 
     async def _eval_rewards(self, env: Any) -> list[float]:
-        sampling = {"temperature": 0.0, "max_tokens": self.config.max_tokens}
+        sampling = {"temperature": self.config.eval_temperature, "max_tokens": self.config.max_tokens}
         results = await env.evaluate(self.clients[0], self.config.model_name, sampling,
-                                     num_examples=self.config.eval_examples, rollouts_per_example=1)
+                                     num_examples=self.config.eval_examples,
+                                     rollouts_per_example=self.config.eval_rollouts_per_example)
         return list(results.reward)
 
     # -- rollouts -------------------------------------------------------------------------

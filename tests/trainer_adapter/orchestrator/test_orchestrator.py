@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 import verifiers as vf
 from trainer_adapter.orchestrator.buffer import BufferConfig
@@ -49,9 +50,9 @@ async def _fake_trainer(root: Path, steps: int, seconds_per_step: float) -> None
         (root / "weights" / f"step_{step + 1}").mkdir(parents=True)
 
 
-async def _run(tmp_path: Path, serve, client_for, steps: int, **overrides):
+async def _run(tmp_path: Path, serve, client_for, steps: int, policy=_half_right, **overrides):
     env = vf.load_environment("reverse-text", num_train_examples=40, num_eval_examples=6)
-    clients = [client_for(serve(_half_right())), client_for(serve(_half_right()))]
+    clients = [client_for(serve(policy())), client_for(serve(policy()))]
     updaters = [RecordingUpdater(), RecordingUpdater()]
     config = OrchestratorConfig(batch_size=8, rollouts_per_example=4, max_inflight_groups=4, max_tokens=32,
                                 num_train_ranks=2, weights_poll_s=0.02, **overrides)
@@ -102,6 +103,37 @@ async def test_held_out_evaluation_every_m_steps_and_at_the_end(tmp_path, serve,
     lines = [json.loads(x) for x in (tmp_path / "eval_metrics.jsonl").read_text().splitlines()]
     assert sorted((line["step"], line["weights_version"]) for line in lines) == [(0, 0), (2, 2), (3, 3)]
     assert all(line["examples"] == 6 and 0 < line["reward"] <= 1 for line in lines)
+    assert all(line["rollouts"] == 6 and line["temperature"] == 0.0 for line in lines)  # greedy, one reply a row
+
+
+async def test_held_out_evaluation_can_sample_several_replies_a_row(tmp_path, serve, client_for) -> None:
+    eval_temperatures: list[float] = []
+
+    def recording():
+        half_right = _half_right()
+
+        def policy(request) -> str:
+            if not request.sampling.get("logprobs"):  # training requests ask for logprobs, evaluations do not
+                eval_temperatures.append(request.sampling["temperature"])
+            return half_right(request)
+
+        return policy
+
+    await _run(tmp_path, serve, client_for, steps=2, policy=recording, max_async_level=0, eval_every=2,
+               eval_examples=6, eval_rollouts_per_example=3, eval_temperature=0.7)
+    lines = [json.loads(x) for x in (tmp_path / "eval_metrics.jsonl").read_text().splitlines()]
+    assert sorted(line["step"] for line in lines) == [0, 2]
+    assert all(line["examples"] == 6 and line["rollouts"] == 18 and line["temperature"] == 0.7 for line in lines)
+    # the half-right server answers every other request correctly, so a row's three replies are not all equal
+    assert all(0 < line["reward"] < 1 for line in lines)
+    assert eval_temperatures == [0.7] * 36
+
+
+def test_a_negative_eval_temperature_or_zero_replies_is_refused() -> None:
+    with pytest.raises(ValidationError, match="eval_temperature"):
+        OrchestratorConfig(eval_temperature=-0.1)
+    with pytest.raises(ValidationError, match="eval_rollouts_per_example"):
+        OrchestratorConfig(eval_rollouts_per_example=0)
 
 
 def test_bad_shapes_are_rejected(tmp_path) -> None:
