@@ -1,8 +1,10 @@
 """Multi-turn tool use on real vLLM (CPU) with the tiny model: per-turn logprobs, and RL steps that train calls.
 
 One module-scoped warm start (a short SFT on multiply-tool's gold transcripts, enough for the model to write
-calls the ``hermes`` parser reads) serves both tests. Marked slow; each is sized to a few minutes on an idle
-2-core machine.
+calls the ``hermes`` parser reads) and one vLLM server serve both tests: the server is launched first, on the
+untrained model of the same shape, so that its start (three processes importing vLLM one after the other)
+overlaps the SFT; each test then loads the weights it needs (the RL run, through ``inference.urls``, loads
+its own initial weights). Marked slow; each is sized to a few minutes on an idle 2-core machine.
 """
 
 from __future__ import annotations
@@ -13,14 +15,19 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from openai import AsyncOpenAI
 
 import verifiers as vf
+from trainer_adapter.config import load_config
+from trainer_adapter.inference.testing_model import save_tiny_model
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
+from trainer_adapter.inference.weights_client import WeightsClient
 from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.rl_run import RLRunConfig, ServersConfig
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.launch import free_port
 from trainer_adapter.train.optimizer import OptimizerConfig
@@ -44,8 +51,42 @@ pytestmark = [
 multiply_tool = pytest.importorskip("multiply_tool", reason="pip install -e environments/multiply_tool")
 
 
+SHAPE = {"num_layers": 2}  # the warm start's, so that the server can load it in place
+
+
 @pytest.fixture(scope="module")
-def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InferenceServer]:
+    """Launched (not waited for) on an untrained model of the warm start's shape, set up as the RL config's
+    ``[inference]`` section would have ``vf-train rl`` set up its own server."""
+    out = tmp_path_factory.mktemp("tool_server")
+    section = load_config(RLRunConfig, _rl_config(out, out / "unused")).inference
+    config = InferenceConfig(model=str(save_tiny_model(out / "base", shape=SHAPE)), served_model_name="tiny",
+                             port=free_port(), max_model_len=section.max_model_len,
+                             max_num_seqs=section.max_num_seqs, kv_cache_gib=section.kv_cache_gib,
+                             dtype=section.dtype, tool_call_parser=section.tool_call_parser)
+    launched = InferenceServer(config, python=VLLM_PYTHON, log_path=out / "vllm.log")
+    launched.launch()
+    try:
+        yield launched
+    finally:
+        launched.stop()
+
+
+def _serving(server: InferenceServer, weights: Path) -> InferenceServer:
+    """``server`` once it answers, serving ``weights``."""
+    server.wait_ready(ServersConfig().start_timeout_s)
+
+    async def load() -> None:
+        async with WeightsClient(server.base_url) as client:
+            await client.update(str(weights))
+
+    asyncio.run(load())
+    return server
+
+
+@pytest.fixture(scope="module")
+def warm(server: InferenceServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Asks for the server first so that its start overlaps this SFT."""
     out = tmp_path_factory.mktemp("tool_sft")
     env = vf.load_environment("multiply-tool", num_train_examples=500, num_eval_examples=0)
     data = out / "data.jsonl"
@@ -64,7 +105,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     init_distributed()
     config = SFTConfig(data=SFTDataConfig(path=data, batch_size=16, seq_len=4096), max_steps=60,
-                       model=ModelConfig(num_layers=2), optimizer=OptimizerConfig(lr=3e-3),
+                       model=ModelConfig(**SHAPE), optimizer=OptimizerConfig(lr=3e-3),
                        output_dir=out / "sft", log_every=20)  # fmt: skip
     return run_sft(config)
 
@@ -76,23 +117,16 @@ def _hf_logprobs(model: Path, sequences: list[dict]) -> list[list[float]]:
     return json.loads(done.stdout)["1.0"]
 
 
-def test_each_turns_inference_logprobs_line_up_with_its_tokens(warm: Path, tmp_path: Path) -> None:
+def test_each_turns_inference_logprobs_line_up_with_its_tokens(warm: Path, server: InferenceServer) -> None:
     env = vf.load_environment("multiply-tool", num_train_examples=8, num_eval_examples=0)
-    config = InferenceConfig(
-        model=str(warm),
-        port=free_port(),
-        served_model_name="tiny",
-        tool_call_parser="hermes",
-    )
     sampling = {
         "temperature": 1.0,
         "max_tokens": 80,
         "logprobs": True,
         "extra_body": {"return_token_ids": True},
     }
-    with InferenceServer(config, python=VLLM_PYTHON, log_path=tmp_path / "vllm.log") as server:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="x")
-        results = asyncio.run(env.generate([dict(r) for r in env.get_dataset()], client, "tiny", sampling))
+    client = AsyncOpenAI(base_url=_serving(server, warm).base_url, api_key="x")
+    results = asyncio.run(env.generate([dict(r) for r in env.get_dataset()], client, "tiny", sampling))
     with_calls = [s for s in results.state if len(s["trajectory"]) >= 2 and s["completion"][0].get("tool_calls")]
     assert with_calls, "the warm start made no tool call the hermes parser could read"
     steps = [step for state in with_calls for step in state["trajectory"]]
@@ -150,10 +184,20 @@ warmup_steps = 0
 """
 
 
-def test_rl_steps_on_the_tool_env_train_the_calls(warm: Path, tmp_path: Path) -> None:
-    config = tmp_path / "rl.toml"
+def _rl_config(folder: Path, warm: Path, server: InferenceServer | None = None) -> Path:
+    """The RL config with its placeholders filled in; with ``server``, the run uses it instead of starting one."""
+    text = RL.replace("OUT", str(folder / "rl")).replace("MODEL", str(warm)).replace("PYTHON", str(VLLM_PYTHON))
+    if server is not None:
+        text = text.replace("[inference]\n", f'[inference]\nurls = ["{server.base_url}"]\n')
+    config = folder / "rl.toml"
+    config.write_text(text)
+    return config
+
+
+def test_rl_steps_on_the_tool_env_train_the_calls(warm: Path, server: InferenceServer, tmp_path: Path) -> None:
+    server.wait_ready(ServersConfig().start_timeout_s)
+    config = _rl_config(tmp_path, warm, server)
     out = tmp_path / "rl"
-    config.write_text(RL.replace("OUT", str(out)).replace("MODEL", str(warm)).replace("PYTHON", str(VLLM_PYTHON)))
     captured = tmp_path / "captured"
     with subprocess.Popen([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:  # fmt: skip
