@@ -378,30 +378,36 @@ def _prepare_output(config: MainJobConfig) -> Path:
     return root
 
 
+def _untrained_weights(config: MainJobConfig, folder: Path) -> Path:
+    """The model SFT starts from (built from the seed, as SFT builds it), for the server to start on."""
+    from trainer_adapter.model.tiny import ModelConfig, load_model
+    from trainer_adapter.train.export import write_hf_folder
+
+    model, tokenizer = load_model(ModelConfig.model_validate(config.sft.model_shape(config.seed)))
+    return write_hf_folder(model.state_dict(), model, tokenizer, folder)
+
+
 def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[str], warm: Path,
                    times: dict[str, float]) -> tuple[dict[str, float], str]:
-    """BEFORE, RL and AFTER on one vLLM server, stopped at the end whatever happens; returns the held-out
-    measurements (``sft``, ``rl`` and their ``_greedy``) and the folder the server served for AFTER."""
+    """BEFORE, RL and AFTER on the launched vLLM server; returns the held-out measurements (``sft``, ``rl``
+    and their ``_greedy``) and the folder the server served for AFTER."""
     root, clock = config.output_dir, time.monotonic()
     results: dict[str, float] = {}
-    try:
-        server.start(config.server_timeout_s)
-        _say(f"  vLLM serves {warm} at {server.base_url}; running vf-eval")
-        _measure(config, server.base_url, "sft", results)
-        times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
+    server.wait_ready(config.server_timeout_s)
+    _say(f"  vLLM serves {_load_weights(server.base_url, warm)} at {server.base_url}; running vf-eval")
+    _measure(config, server.base_url, "sft", results)
+    times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
 
-        rl_dir = root / "rl"
-        _say(f"[3/4] RL: {config.rl.steps} steps of vf-train rl (trainer + orchestrator, the same vLLM) -> {rl_dir}")
-        _train_rl(config, train, warm, server.base_url)
-        times["rl"], clock = time.monotonic() - clock, time.monotonic()
+    rl_dir = root / "rl"
+    _say(f"[3/4] RL: {config.rl.steps} steps of vf-train rl (trainer + orchestrator, the same vLLM) -> {rl_dir}")
+    _train_rl(config, train, warm, server.base_url)
+    times["rl"], clock = time.monotonic() - clock, time.monotonic()
 
-        _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
-        served = _load_weights(server.base_url, rl_dir / "weights" / f"step_{config.rl.steps}")
-        _say(f"  vLLM now serves {served}; running vf-eval")
-        _measure(config, server.base_url, "rl", results)
-        times["eval_after"] = time.monotonic() - clock
-    finally:
-        server.stop()
+    _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
+    served = _load_weights(server.base_url, rl_dir / "weights" / f"step_{config.rl.steps}")
+    _say(f"  vLLM now serves {served}; running vf-eval")
+    _measure(config, server.base_url, "rl", results)
+    times["eval_after"] = time.monotonic() - clock
     return results, served
 
 
@@ -422,18 +428,25 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
     clock = time.monotonic()
     train = _console_script("vf-train", "cli.vf_train")
 
-    _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {ENV_ID} -> {root / 'sft'}")
-    (root / "sft.json").write_text(json.dumps(sft_run_config(config), indent=2))
-    show_sft = _Follower(root / "sft" / "metrics.jsonl",
-                         lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
-    _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
-    warm = _final_weights(root / "sft" / "weights")
-    times["sft"] = time.monotonic() - clock
-    if warm.name != f"step_{config.sft.steps}":
-        _say(f"  SFT reached its loss target ({config.sft.stop_at_loss}) at {warm.name}")
+    # The server starts on the untrained model while SFT trains: its start (three processes importing vLLM
+    # one after the other, about a minute here) then overlaps SFT, and it loads the SFT weights afterwards.
+    server = _job_server(config, _untrained_weights(config, root / "untrained"))
+    try:
+        server.launch()
+        _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {ENV_ID} -> {root / 'sft'}")
+        (root / "sft.json").write_text(json.dumps(sft_run_config(config), indent=2))
+        show_sft = _Follower(root / "sft" / "metrics.jsonl",
+                             lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
+        _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
+        warm = _final_weights(root / "sft" / "weights")
+        times["sft"] = time.monotonic() - clock
+        if warm.name != f"step_{config.sft.steps}":
+            _say(f"  SFT reached its loss target ({config.sft.stop_at_loss}) at {warm.name}")
 
-    _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
-    results, served = _on_the_server(config, _job_server(config, warm), train, warm, times)
+        _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
+        results, served = _on_the_server(config, server, train, warm, times)
+    finally:
+        server.stop()
     before, after = results["sft"], results["rl"]
     kl = mismatch_kl(root / "rl")
 

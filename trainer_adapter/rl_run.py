@@ -38,7 +38,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
-from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP
+from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP, InferenceConfig
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, load_model
@@ -83,6 +83,13 @@ class ServersConfig(BaseModel):
         default_factory=list, description="Use these running servers (their /v1 URLs, started by "
         "trainer_adapter.inference.vllm_server) instead of starting num_servers; each first loads the initial weights.",
     )
+
+    def server_config(self, model: str | Path, served_model_name: str, port: int) -> InferenceConfig:
+        """One server of this section on ``model`` (what a server passed in ``urls`` should be started with)."""
+        return InferenceConfig(model=str(model), served_model_name=served_model_name, port=port,
+                               max_model_len=self.max_model_len, max_num_seqs=self.max_num_seqs,
+                               kv_cache_gib=self.kv_cache_gib, gpu_memory_utilization=self.gpu_memory_utilization,
+                               dtype=self.dtype, tool_call_parser=self.tool_call_parser)
 
 
 class RunCheckpointConfig(BaseModel):
@@ -218,7 +225,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     :mod:`trainer_adapter.resume`). Raises :class:`RunFolderError`, before anything starts, when the
     folder does not fit (nothing to resume, another config's run, or a run already there).
     """
-    from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
+    from trainer_adapter.inference.vllm_server import InferenceServer
     from trainer_adapter.inference.weights_client import WeightsClient
     from verifiers.http import make_openai_client
 
@@ -241,12 +248,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
             trainer_config(config, initial, point.step if point else None).model_dump_json(indent=2))
         servers = [
             InferenceServer(
-                InferenceConfig(model=str(initial), served_model_name=name, port=free_port(),
-                                max_model_len=config.inference.max_model_len,
-                                max_num_seqs=config.inference.max_num_seqs, kv_cache_gib=config.inference.kv_cache_gib,
-                                gpu_memory_utilization=config.inference.gpu_memory_utilization,
-                                dtype=config.inference.dtype, tool_call_parser=config.inference.tool_call_parser),
-                python=config.inference.python, log_path=root / f"inference_{i}.log", die_with_parent=True,
+                config.inference.server_config(initial, name, free_port()), python=config.inference.python, log_path=root / f"inference_{i}.log", die_with_parent=True,
             )
             for i in range(0 if config.inference.urls else config.inference.num_servers)
         ]

@@ -74,6 +74,23 @@ def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None
     assert RLRunConfig.model_validate(on_the_job_server).inference.urls == ["http://127.0.0.1:5/v1"]
 
 
+def test_the_server_starts_on_the_very_model_sft_starts_from(tmp_path: Path) -> None:
+    """The job's server starts on ``untrained/`` while SFT trains, then loads SFT's weights in place: same shape."""
+    import torch
+    from safetensors.torch import load_file
+
+    from trainer_adapter.main_job import _untrained_weights
+    from trainer_adapter.model.tiny import ModelConfig, load_model
+
+    config = MainJobConfig.model_validate({"seed": 3, "sft": {"num_layers": 2}})
+    folder = _untrained_weights(config, tmp_path / "untrained")
+    sft_model, _ = load_model(ModelConfig.model_validate(sft_run_config(config)["model"]))
+    served = load_file(str(folder / "model.safetensors"))
+    expected = sft_model.state_dict()
+    assert served.keys() <= expected.keys() and len(served) > 0
+    assert all(torch.equal(served[k], expected[k]) for k in served)
+
+
 def test_the_gpu_config_is_the_same_recipe_at_gpu_scale() -> None:
     config = load_config(MainJobConfig, GPU_TOML)
     sft = SFTConfig.model_validate(sft_run_config(config))
@@ -254,8 +271,9 @@ def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     trainer = read_jsonl(out / "rl" / "trainer_metrics.jsonl")
     assert len(trainer) == load_config(MainJobConfig, MAIN_TOML).rl.steps
     assert (out / "rl" / "weights").is_dir() and (out / "evals").is_dir()
-    # one vLLM server for BEFORE, RL and AFTER (each start costs 30-60 s here)
+    # one vLLM server for BEFORE, RL and AFTER (each start costs 30-60 s here), started on the untrained model
     assert [p.name for p in out.rglob("*.log") if "vllm" in p.name or "inference" in p.name] == ["vllm.log"]
+    assert str(out / "untrained") in (out / "vllm.log").read_text()
     assert summary["after_weights"] == str((out / "rl" / "weights" / f"step_{len(trainer)}").resolve())
 
 

@@ -33,7 +33,7 @@ import verifiers as vf
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.inference.testing_model import save_tiny_model
-from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
+from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, while_running
@@ -107,9 +107,7 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inferenc
     out = tmp_path_factory.mktemp("shared_server")
     section = _servers(out, RL)
     assert section == _servers(out, MIXED) == _servers(out, RESUME)
-    config = InferenceConfig(model=str(save_tiny_model(out / "base")), served_model_name="tiny", port=free_port(),
-                             max_model_len=section.max_model_len, max_num_seqs=section.max_num_seqs,
-                             kv_cache_gib=section.kv_cache_gib, dtype=section.dtype)
+    config = section.server_config(save_tiny_model(out / "base"), "tiny", free_port())
     server = InferenceServer(config, python=VLLM_PYTHON, log_path=out / "inference.log")
     server.launch()
     try:

@@ -24,7 +24,7 @@ from openai import AsyncOpenAI
 import verifiers as vf
 from trainer_adapter.config import load_config
 from trainer_adapter.inference.testing_model import save_tiny_model
-from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
+from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.inference.weights_client import WeightsClient
 from trainer_adapter.model.tiny import ModelConfig
 from trainer_adapter.rl_run import RLRunConfig, ServersConfig
@@ -60,10 +60,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InferenceServer
     ``[inference]`` section would have ``vf-train rl`` set up its own server."""
     out = tmp_path_factory.mktemp("tool_server")
     section = load_config(RLRunConfig, _rl_config(out, out / "unused")).inference
-    config = InferenceConfig(model=str(save_tiny_model(out / "base", shape=SHAPE)), served_model_name="tiny",
-                             port=free_port(), max_model_len=section.max_model_len,
-                             max_num_seqs=section.max_num_seqs, kv_cache_gib=section.kv_cache_gib,
-                             dtype=section.dtype, tool_call_parser=section.tool_call_parser)
+    config = section.server_config(save_tiny_model(out / "base", shape=SHAPE), "tiny", free_port())
     launched = InferenceServer(config, python=VLLM_PYTHON, log_path=out / "vllm.log")
     launched.launch()
     try:
