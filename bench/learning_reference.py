@@ -196,7 +196,8 @@ def run_reference(warm_start: Path, budget: Budget, eval_rows: list[dict[str, An
     model.train()
     if freeze_embeddings:
         model.get_input_embeddings().weight.requires_grad_(False)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=budget.lr, betas=(0.9, 0.95), weight_decay=0.0)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=budget.lr, betas=(0.9, 0.95),
+                                  weight_decay=0.0)
     result = RunResult("reference")
     result.before = held_out(model, tokenizer, eval_rows, reward, budget, eval_samples, seed=1234)
     order = random.Random(budget.seed)
@@ -324,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup-steps", type=int, default=10)
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--std-normalize", action="store_true", help="Divide advantages by the group's std.")
-    parser.add_argument("--freeze-embeddings", action="store_true", help="Reference only: keep the (tied) embedding fixed.")
+    parser.add_argument("--freeze-embeddings", action="store_true",
+                        help="Reference only: keep the (tied) embedding fixed.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-rows", type=int, default=200)
     parser.add_argument("--eval-samples", type=int, default=8)

@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -83,28 +83,37 @@ def _latest_run(config: EvalConfig) -> Path:
 @app.command()
 def eval_command(
     env_id: str = typer.Argument(..., help=_help("env_id")),
-    env_args: Optional[str] = typer.Option(None, "--env-args", "-a", help=_help("env_args")),
+    env_args: str | None = typer.Option(None, "--env-args", "-a", help=_help("env_args")),
     model: str = typer.Option("gpt-4.1-mini", "--model", "-m", help=_help("model")),
-    api_base_url: str = typer.Option("https://api.openai.com/v1", "--api-base-url", "-b", help=_help("api_base_url")),
+    api_base_url: str = typer.Option("https://api.openai.com/v1", "--api-base-url", "-b",
+                                     help=_help("api_base_url")),
     api_key_var: str = typer.Option("OPENAI_API_KEY", "--api-key-var", "-k", help=_help("api_key_var")),
     header: list[str] = typer.Option([], "--header", help=_help("headers")),
-    num_examples: Optional[int] = typer.Option(None, "--num-examples", "-n", help=_default_help("num_examples"), show_default=False),
-    rollouts_per_example: Optional[int] = typer.Option(None, "--rollouts-per-example", "-r", help=_default_help("rollouts_per_example"), show_default=False),
-    max_concurrent: Optional[int] = typer.Option(None, "--max-concurrent", "-c", help=_default_help("max_concurrent"), show_default=False),
-    max_concurrent_scoring: Optional[int] = typer.Option(None, "--max-concurrent-scoring", help=_help("max_concurrent_scoring")),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", "-t", help=_help("max_tokens")),
-    temperature: Optional[float] = typer.Option(None, "--temperature", "-T", help=_help("temperature")),
-    sampling_args: Optional[str] = typer.Option(None, "--sampling-args", "-S", help=_help("sampling_args")),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-o", help=_help("output_dir")),
-    save_results: bool = typer.Option(True, "--save-results", "-s", help="Results are always saved (kept for compatibility)."),
-    resume: Optional[str] = typer.Option(None, "--resume", "-R", help="Continue a killed run: its folder, or nothing for the newest run of this env and model."),
+    num_examples: int | None = typer.Option(None, "--num-examples", "-n", help=_default_help("num_examples"),
+                                            show_default=False),
+    rollouts_per_example: int | None = typer.Option(None, "--rollouts-per-example", "-r",
+                                                    help=_default_help("rollouts_per_example"), show_default=False),
+    max_concurrent: int | None = typer.Option(None, "--max-concurrent", "-c", help=_default_help("max_concurrent"),
+                                              show_default=False),
+    max_concurrent_scoring: int | None = typer.Option(None, "--max-concurrent-scoring",
+                                                      help=_help("max_concurrent_scoring")),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", "-t", help=_help("max_tokens")),
+    temperature: float | None = typer.Option(None, "--temperature", "-T", help=_help("temperature")),
+    sampling_args: str | None = typer.Option(None, "--sampling-args", "-S", help=_help("sampling_args")),
+    output_dir: Path | None = typer.Option(None, "--output-dir", "-o", help=_help("output_dir")),
+    save_results: bool = typer.Option(True, "--save-results", "-s",
+                                      help="Results are always saved (kept for compatibility)."),
+    resume: str | None = typer.Option(None, "--resume", "-R",
+                                      help="Continue a killed run: its folder, or nothing for the newest run "
+                                           "of this env and model."),
     pass_threshold: float = typer.Option(0.5, "--pass-threshold", help=_help("pass_threshold")),
     independent_scoring: bool = typer.Option(False, "--independent-scoring", "-i", help=_help("independent_scoring")),
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
     max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
-    push: bool = typer.Option(False, "--push", help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
-    hub: Optional[str] = typer.Option(None, "--hub", help=_push_help("hub")),
+    push: bool = typer.Option(False, "--push",
+                              help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
+    hub: str | None = typer.Option(None, "--hub", help=_push_help("hub")),
 ) -> None:
     """Evaluate ENV_ID with MODEL and print a summary; results go to a run folder."""
     console = Console(stderr=False)

@@ -118,7 +118,8 @@ def format_block(measure: Measurement, job: JobFigures, walls: dict[str, float])
         f"mismatch KL           {kl_text} (per token, trainer vs vLLM logprobs, over the RL steps)",
         (f"/update_weights       idle {_spread(measure.update_idle_s, 's')}; under load "
          f"{_spread(measure.update_under_load_s, 's')}"),
-        f"                      in RL {_spread(job.update_weights_s, 's')}; trainer export {_spread(job.export_s, 's')}",
+        (f"                      in RL {_spread(job.update_weights_s, 's')}; trainer export "
+         f"{_spread(job.export_s, 's')}"),
         (f"generation            {measure.tokens_per_s:.0f} tokens/s ({measure.requests} requests x "
          f"{measure.max_tokens} tokens, {measure.dtype}); {measure.tokens_per_s_with_updates:.0f} with updates "
          "in flight"),

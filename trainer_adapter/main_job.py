@@ -186,7 +186,8 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
             # One batch of groups in flight: with max_async_level 1 no rollout is more than a step behind.
             "max_inflight_groups": max(rl.batch_size // rl.rollouts_per_example, 1),
             "max_async_level": rl.max_async_level, "max_off_policy_steps": rl.max_off_policy_steps,
-            "continuous_batching": rl.continuous_batching, "advantage_std_normalize": rl.advantage_std_normalize, "temperature": rl.temperature, "max_tokens": config.max_tokens,
+            "continuous_batching": rl.continuous_batching, "advantage_std_normalize": rl.advantage_std_normalize,
+            "temperature": rl.temperature, "max_tokens": config.max_tokens,
             "num_train_ranks": rl.num_processes, "seed": config.seed, "eval_every": rl.eval_every,
             "eval_examples": config.eval.num_examples,
             # Groups whose rollouts all score the same carry no gradient; keeping them costs the tiny trainer

@@ -150,7 +150,8 @@ def find_resume_point(root: Path, config: Mapping[str, Any], checkpoint_every: i
         missing = [name for name, ok in (("orchestrator state", state_path(root, newest).is_file()),
                                          ("weights", _weights_complete(root, newest))) if not ok]
         raise RunFolderError(f"nothing to resume in {root}: checkpoint step {newest} has no matching "
-                             f"{' and '.join(missing)} ({state_path(root, newest)}, {root / 'weights' / f'step_{newest}'})")
+                             f"{' and '.join(missing)} ({state_path(root, newest)}, "
+                             f"{root / 'weights' / f'step_{newest}'})")
     step = usable[-1]
     return ResumePoint(step, root / "checkpoints" / f"step_{step}", root / "weights" / f"step_{step}",
                        state_path(root, step))
@@ -177,7 +178,7 @@ def rewind(root: Path, step: int) -> Rewind:
         for tmp in folder.glob(".step_*") if folder.is_dir() else ():
             shutil.rmtree(tmp) if tmp.is_dir() else tmp.unlink()
     for name, keep in _METRICS_KEPT.items():
-        removed = truncate_jsonl(root / name, lambda line: keep(int(line["step"]), step))  # called right here
+        removed = truncate_jsonl(root / name, lambda line, keep=keep: keep(int(line["step"]), step))
         if removed:
             report.removed_lines[name] = removed
     return report

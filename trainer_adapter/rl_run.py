@@ -46,8 +46,14 @@ from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.orchestrator.state import load_state
-from trainer_adapter.resume import (RUN_CONFIG, ResumePoint, check_fresh_folder, find_resume_point, lock_run_folder,
-                                    rewind)
+from trainer_adapter.resume import (
+    RUN_CONFIG,
+    ResumePoint,
+    check_fresh_folder,
+    find_resume_point,
+    lock_run_folder,
+    rewind,
+)
 from trainer_adapter.reward_plot import PlotConfig, plot_run
 from trainer_adapter.train.checkpoint import CheckpointConfig
 from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
@@ -55,7 +61,6 @@ from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.train.launch import default_threads, free_port, rank_environment, torchrun_command
 from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.rl import RLTrainerConfig
-
 
 T = TypeVar("T")
 CLIENT_KEEPALIVE_S = 300.0  # under the servers' keep_alive_s (600), so the client retires a connection first
@@ -248,7 +253,8 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
             trainer_config(config, initial, point.step if point else None).model_dump_json(indent=2))
         servers = [
             InferenceServer(
-                config.inference.server_config(initial, name, free_port()), python=config.inference.python, log_path=root / f"inference_{i}.log", die_with_parent=True,
+                config.inference.server_config(initial, name, free_port()), python=config.inference.python,
+                log_path=root / f"inference_{i}.log", die_with_parent=True,
             )
             for i in range(0 if config.inference.urls else config.inference.num_servers)
         ]
@@ -279,7 +285,8 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
             trainer = subprocess.Popen(
                 torchrun_command("trainer_adapter.train.rl", [str(root / "trainer_config.json")],
                                  config.trainer.num_processes),
-                stdout=log, stderr=subprocess.STDOUT, env=rank_environment({**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}),
+                stdout=log, stderr=subprocess.STDOUT,
+                env=rank_environment({**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}),
                 preexec_fn=parent_death_signal(),
             )
         stack.callback(_stop, trainer)

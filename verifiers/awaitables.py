@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 async def maybe_await(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -25,7 +25,8 @@ They are accepted so that environments defining such methods import and run.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, TypeVar, get_args
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, get_args
 
 F = TypeVar("F", bound=Callable[..., Any])
 

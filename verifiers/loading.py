@@ -24,7 +24,9 @@ from verifiers.errors import EnvironmentLoadError, EnvironmentNotFoundError, Usa
 
 logger = logging.getLogger("verifiers.loading")
 
-ENV_ID = re.compile(r"^(?:(?P<owner>[A-Za-z0-9][A-Za-z0-9._-]*)/)?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:@(?P<version>[A-Za-z0-9.+!_-]+))?$")
+ENV_ID = re.compile(r"^(?:(?P<owner>[A-Za-z0-9][A-Za-z0-9._-]*)/)?"
+                    r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)"
+                    r"(?:@(?P<version>[A-Za-z0-9.+!_-]+))?$")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ def parse_env_id(env_id: str) -> EnvId:
     """Split ``[owner/]name[@version]``; raise :class:`UsageError` on anything else."""
     match = ENV_ID.match(env_id.strip()) if isinstance(env_id, str) else None
     if match is None:
-        raise UsageError(f"invalid environment id {env_id!r}: expected [owner/]name[@version], e.g. 'gsm8k' or 'me/gsm8k@0.1.2'")
+        raise UsageError(f"invalid environment id {env_id!r}: expected [owner/]name[@version], "
+                         "e.g. 'gsm8k' or 'me/gsm8k@0.1.2'")
     return EnvId(match["name"], match["owner"], match["version"])
 
 

@@ -13,7 +13,8 @@ OpenAI SDK objects (e.g. tool calls) never leak into state or results.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 class Message(dict):
@@ -128,7 +129,7 @@ class FunctionCall(WriteThroughDict, Message):
         # "" is what a call built without a name or arguments holds: setdefault may fill it.
         return key in _FLAT_FIELDS and self.get(key) == ""
 
-    def __copy__(self) -> "FunctionCall":
+    def __copy__(self) -> FunctionCall:
         return FunctionCall(self)
 
     copy = __copy__  # dict.copy would return a plain dict
@@ -208,7 +209,7 @@ class ToolCall(WriteThroughDict, Message):
             super().__setitem__("function", FunctionCall())
         return dict.__getitem__(self, "function")
 
-    def __copy__(self) -> "ToolCall":
+    def __copy__(self) -> ToolCall:
         return ToolCall(self)  # a new ``function`` too: a flat write on the copy must not reach the original
 
     copy = __copy__

@@ -73,7 +73,7 @@ class State(dict):
         tool_defs: list[dict[str, Any]] | None = None,
         oai_tools: list[dict[str, Any]] | None = None,
         input: dict[str, Any] | None = None,
-    ) -> "State":
+    ) -> State:
         """A fresh state holding the keys of both eras."""
         info = dict(info or {})
         state = cls(

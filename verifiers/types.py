@@ -7,7 +7,8 @@ compatibility, typed through :mod:`verifiers.state` and :mod:`verifiers.messages
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, TypedDict
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.chat.chat_completion_message_tool_call import ChatCompletionMessageToolCall

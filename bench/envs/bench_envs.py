@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 MODEL_TURNS = 3
 KINDS = ("multiturn", "tool")

@@ -33,7 +33,8 @@ from verifiers.errors import UsageError
 TOOL_CALL_TAG = "<tool_call>"
 """How the project's chat templates (and vLLM's ``hermes`` parser) open a tool call."""
 
-UNPARSED_CALL = 'Error: your tool call could not be read. Write it as <tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>.'
+UNPARSED_CALL = ('Error: your tool call could not be read. Write it as '
+                 '<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>.')
 """The user message that answers a ``<tool_call>`` block the server returned as text."""
 
 

@@ -5,6 +5,6 @@ from hub_server.db.models import Base, File, Membership, Owner, Project, Release
 from hub_server.db.records import DamagedBlob, DownloadCount, EvalResult, RateEvent
 
 __all__ = [
-    "Base", "DamagedBlob", "Database", "DownloadCount", "EvalResult", "File", "Membership", "Owner", "Project", "RateEvent", "Release",
-    "Token", "utcnow",
+    "Base", "DamagedBlob", "Database", "DownloadCount", "EvalResult", "File", "Membership", "Owner", "Project",
+    "RateEvent", "Release", "Token", "utcnow",
 ]

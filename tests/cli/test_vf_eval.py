@@ -62,8 +62,8 @@ def test_eval_writes_results_metadata_and_summary(workdir: Path, serve) -> None:
     done = vf_eval(workdir, "cli-env", "-m", "scripted", "-b", url, "-n", "4", "-r", "2", "-a", '{"num_examples": 6}')
     assert done.returncode == 0, done.stdout + done.stderr
     run = _run_dir(workdir)
-    lines = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines()]
-    assert len(lines) == 8 and all(l["reward"] == 1.0 for l in lines)
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 8 and all(line["reward"] == 1.0 for line in lines)
     meta = json.loads((run / "metadata.json").read_text())
     assert meta["status"] == "complete" and meta["avg_reward"] == 1.0
     assert meta["pass_at_k"] == {"1": 1.0, "2": 1.0}
@@ -99,14 +99,14 @@ def test_a_malformed_reply_is_that_rollouts_error_and_the_run_finishes(workdir: 
                    "-a", '{"num_examples": 20}')
     assert done.returncode == 0, done.stdout + done.stderr
     run = _run_dir(workdir)
-    lines = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     assert len(lines) == 60
-    errors = {l["example_id"]: l["error"] for l in lines if l["error"]}
+    errors = {line["example_id"]: line["error"] for line in lines if line["error"]}
     assert sorted(errors) == [3, 7]
     assert errors[7].startswith("MalformedModelResponseError: the model API's reply is not valid JSON")
     assert errors[3].startswith("ModelError: model API failed after 1 attempts")
     # errored rollouts are not scored, so their error is counted once (not again as the reward functions')
-    assert all(l["scoring_errors"] == {} and l["reward"] == 0.0 for l in lines if l["error"])
+    assert all(line["scoring_errors"] == {} and line["reward"] == 0.0 for line in lines if line["error"])
     meta = json.loads((run / "metadata.json").read_text())
     assert meta["status"] == "complete" and meta["num_scored"] == 54 and meta["avg_reward"] == 1.0
     assert meta["error_counts"] == {"reward function: broken": 54, "rollout: MalformedModelResponseError": 3,
@@ -169,8 +169,8 @@ def test_resume_after_kill_9_loses_and_duplicates_nothing(workdir: Path, serve) 
     assert before < 80
     done = vf_eval(workdir, "cli-env", "-b", url, "-c", "16", "-R", str(results.parent))
     assert done.returncode == 0, done.stdout + done.stderr
-    lines = [json.loads(l) for l in results.read_text().splitlines()]
-    keys = [(l["example_id"], l["rollout_index"]) for l in lines]
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    keys = [(line["example_id"], line["rollout_index"]) for line in lines]
     assert len(keys) == 80 and len(set(keys)) == 80
     meta = json.loads((results.parent / "metadata.json").read_text())
     assert meta["status"] == "complete" and meta["num_examples"] == 40

@@ -74,7 +74,8 @@ def _free_port() -> int:
 @contextmanager
 def _serve(data_dir: Path, port: int, *options: str) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen([sys.executable, "-m", "cli.vf_hub", "serve", "--port", str(port), "--data-dir",
-                                str(data_dir), *options], cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                str(data_dir), *options],
+                               cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -93,8 +93,9 @@ def main(argv: list[str]) -> None:
 
     import importlib
 
-    import verifiers
     from openai import AsyncOpenAI
+
+    import verifiers
 
     module = importlib.import_module(module_name)
     env = module.load_environment(**env_args)

@@ -18,6 +18,7 @@ from harness import (
     run_eval,
     spec_tools_policy,
 )
+
 from verifiers.testing import ScriptedRequest
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from cli.vf_train import main as vf_train_main
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerError
-from cli.vf_train import main as vf_train_main
 from trainer_adapter.main_job import (
     MainJobConfig,
     RLPhase,
@@ -291,6 +291,7 @@ def test_sigterm_stops_the_job_like_ctrl_c_so_its_cleanup_runs(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 143 and done.stdout == "server stopped\n", done.stderr
     after = subprocess.run([sys.executable, "-c", "import signal\nfrom trainer_adapter.main_job import sigterm_exits\n"
-                            "with sigterm_exits():\n    pass\nprint(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"],
+                            "with sigterm_exits():\n    pass\n"
+                            "print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert after.stdout.strip() == "True", after.stderr  # the default comes back after the job

@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from trainer_adapter.errors import RunFolderError
-from trainer_adapter.resume import (RUN_CONFIG, check_fresh_folder, config_differences, find_resume_point,
-                                    lock_run_folder, rewind, truncate_jsonl)
+from trainer_adapter.resume import (
+    RUN_CONFIG,
+    check_fresh_folder,
+    config_differences,
+    find_resume_point,
+    lock_run_folder,
+    rewind,
+    truncate_jsonl,
+)
 
 CONFIG = {"max_steps": 6, "output_dir": "OUT", "orchestrator": {"batch_size": 16, "seed": 0},
           "inference": {"urls": [], "python": ".venv-vllm/bin/python"}, "trainer": {"checkpoint": {"every": 2}}}

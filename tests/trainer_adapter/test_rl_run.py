@@ -208,8 +208,9 @@ def test_a_mixed_run_follows_the_ratio_and_logs_each_environment(
     """arithmetic and reverse-text at 1:3 on real vLLM; the untrained tiny model is enough (no warm start):
     reverse-text's partial-credit reward differs within a group, and all-equal groups are kept."""
     config = _rl_config(tmp_path, MIXED, server=_ready(shared_server))
+    # ~2 min alone; far more on a busy machine
     result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600, check=False)  # ~2 min alone; far more on a busy machine
+                            capture_output=True, text=True, timeout=600, check=False)
     out = tmp_path / "rl"
     logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:] + logs

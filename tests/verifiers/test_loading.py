@@ -35,7 +35,8 @@ def local_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_parse_env_id_grammar() -> None:
     assert parse_env_id("gsm8k").module == "gsm8k"
     parsed = parse_env_id("prime/reverse-text@0.1.2")
-    assert (parsed.owner, parsed.name, parsed.version, parsed.module) == ("prime", "reverse-text", "0.1.2", "reverse_text")
+    assert (parsed.owner, parsed.name, parsed.version, parsed.module) == (
+        "prime", "reverse-text", "0.1.2", "reverse_text")
     assert str(parsed) == "prime/reverse-text@0.1.2"
     for bad in ["", "a/b/c", "name@", "@1.0", "bad name", "../x"]:
         with pytest.raises(UsageError):

@@ -121,8 +121,10 @@ def main(
             model = save_tiny_model(Path(tmp) / "base")
             variant = perturb_weights(model, Path(tmp) / "variant", seed=1)
         dirs = [str(variant or model), str(model)]
-        config = InferenceConfig(model=str(model), port=_free_port(), served_model_name=MODEL, dtype=dtype,  # type: ignore[arg-type]
-                                 max_num_seqs=max(requests, 1), gpu_memory_utilization=gpu_memory_utilization)  # fmt: skip
+        config = InferenceConfig(model=str(model), port=_free_port(), served_model_name=MODEL,
+                                 dtype=dtype,  # type: ignore[arg-type]
+                                 max_num_seqs=max(requests, 1),
+                                 gpu_memory_utilization=gpu_memory_utilization)  # fmt: skip
         start = time.perf_counter()
         with InferenceServer(config, log_path=log) as server:
             ready = time.perf_counter() - start
@@ -136,7 +138,8 @@ def main(
     if json_out is not None:
         found = Measurement(model=str(model), dtype=dtype, ready_s=ready, requests=requests, max_tokens=max_tokens,
                             tokens_per_s=result["tokens/s"], tokens_per_s_with_updates=result["tokens/s with updates"],
-                            update_idle_s=result["update idle (s)"], update_under_load_s=result["update under load (s)"])
+                            update_idle_s=result["update idle (s)"],
+                            update_under_load_s=result["update under load (s)"])
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(found.model_dump_json(indent=2))
 

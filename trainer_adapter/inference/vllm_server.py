@@ -128,7 +128,8 @@ class InferenceConfig(BaseModel):
 
     def env(self) -> dict[str, str]:
         """Environment variables for the server process (added to the caller's)."""
-        return {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib), "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": str(self.keep_alive_s)}
+        return {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
+                "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": str(self.keep_alive_s)}
 
 
 class InferenceServer:

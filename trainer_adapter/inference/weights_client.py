@@ -31,8 +31,9 @@ class WeightsClient:
         root = base_url.rstrip("/").removesuffix("/v1")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # vLLM closes idle connections after 5 s, and a trainer step is often longer: a request can meet
-        # a connection the server is closing. The SDK's transport retires idle connections sooner and resends once (these calls are
-        # idempotent: loading the same folder twice is harmless); httpx's raised ReadError mid-run.
+        # a connection the server is closing. The SDK's transport retires idle connections sooner and
+        # resends once (these calls are idempotent: loading the same folder twice is harmless); httpx's
+        # raised ReadError mid-run.
         self._http = httpx.AsyncClient(base_url=root, headers=headers, timeout=timeout,
                                        transport=transport or KeepAliveTransport(keepalive_expiry=2.0, trust_env=False))
 

@@ -46,8 +46,13 @@ from trainer_adapter.orchestrator.errors import NoLearningSignalError
 from trainer_adapter.orchestrator.packing import distribute, pack, packing_efficiency, samples_from_groups
 from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_results
 from trainer_adapter.orchestrator.staleness import drop_stale
-from trainer_adapter.orchestrator.state import (OrchestratorState, group_from_dict, group_to_dict, prune_states,
-                                                save_state)
+from trainer_adapter.orchestrator.state import (
+    OrchestratorState,
+    group_from_dict,
+    group_to_dict,
+    prune_states,
+    save_state,
+)
 from trainer_adapter.orchestrator.task_metrics import batch_task_metrics, step_line
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
@@ -343,7 +348,8 @@ class Orchestrator:
         """
         if set(state.difficulty) != set(self.rows):
             raise ValueError(f"the orchestrator state has {len(state.difficulty)} example ids and the environment "
-                             f"{len(self.rows)}, not the same ones: the environment's dataset changed since it was saved")
+                             f"{len(self.rows)}, not the same ones: the environment's dataset changed "
+                             "since it was saved")
         self.start_step = state.step
         self.version = servers_version
         version, internal, gauss = state.sampler_rng

@@ -7,9 +7,10 @@ its ``answer`` as the assistant's reply. Several environments (``data.envs``, th
 ``[[envs]]`` entries ``vf-train rl`` mixes) give a mix whose shares follow their weights:
 each environment's rows are repeated or cut to its share of the total row count, so a
 warm start for an RL mix sees every environment as often as the mix will ask for it.
-The completion's tokens are the full conversation's tokens past the prompt's, which requires the template to render the prompt
-as a prefix of the conversation; the tokens after the last end-of-turn (the template's
-trailing newline) are never generated, so they do not train.
+The completion's tokens are the full conversation's tokens past the prompt's, which
+requires the template to render the prompt as a prefix of the conversation; the tokens
+after the last end-of-turn (the template's trailing newline) are never generated, so
+they do not train.
 
 A completion may be a multi-turn transcript (assistant tool calls, ``tool`` replies, user
 turns): only its assistant turns train, each from its first token to its end-of-turn; the

@@ -9,7 +9,8 @@ A dataset may also be a *dataset builder* (see :mod:`verifiers.envs.dataset_buil
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from datasets import Dataset
 

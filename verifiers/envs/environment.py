@@ -17,8 +17,8 @@ from typing import Any
 
 from datasets import Dataset
 
-from verifiers.decorators import teardown_handlers
 from verifiers.awaitables import maybe_await
+from verifiers.decorators import teardown_handlers
 from verifiers.envs.dataset import format_dataset
 from verifiers.envs.dataset_builder import as_given
 from verifiers.envs.tool_defs import ToolDefList, offered_tools

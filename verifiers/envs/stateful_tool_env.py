@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from verifiers.awaitables import maybe_await
 from verifiers.envs.tool_env import ToolEnv
@@ -55,7 +56,8 @@ class StatefulToolEnv(ToolEnv):
                          **kwargs: Any) -> dict[str, Any]:
         """Return the tool's full arguments: the model's plus the hidden ones from ``state``."""
 
-    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State) -> dict[str, Any]:
+    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any,
+                                state: State) -> dict[str, Any]:
         return await maybe_await(self.update_tool_args, tool_name, tool_args, messages, state)
 
 

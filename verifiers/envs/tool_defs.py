@@ -158,10 +158,10 @@ class ToolDefList(list):  # type: ignore[type-arg]
     def __delitem__(self, index: Any) -> None:
         self._edit("__delitem__", index)
 
-    def __iadd__(self, other: Iterable[Any]) -> "ToolDefList":  # type: ignore[override]
+    def __iadd__(self, other: Iterable[Any]) -> ToolDefList:  # type: ignore[override]
         return self._edit("__iadd__", other)
 
-    def __imul__(self, times: SupportsIndex) -> "ToolDefList":  # type: ignore[override]
+    def __imul__(self, times: SupportsIndex) -> ToolDefList:  # type: ignore[override]
         return self._edit("__imul__", times)
 
     def append(self, value: Any) -> None:

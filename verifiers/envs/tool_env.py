@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from verifiers.awaitables import maybe_await
 from verifiers.decorators import stop
@@ -90,7 +91,8 @@ class ToolEnv(MultiTurnEnv):
         """Arguments the model must not pass (see StatefulToolEnv)."""
         return set()
 
-    async def call_tool(self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str, **kwargs: Any) -> ToolMessage:
+    async def call_tool(self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str,
+                        **kwargs: Any) -> ToolMessage:
         """Run one tool and wrap its result as a tool message.
 
         State era (0.3.0): the tool's exception propagates, and ``env_response`` answers the
@@ -124,7 +126,8 @@ class ToolEnv(MultiTurnEnv):
             return result
         return str(result)
 
-    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State) -> dict[str, Any]:
+    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any,
+                                state: State) -> dict[str, Any]:
         """Hook for StatefulToolEnv to inject hidden arguments."""
         return tool_args
 

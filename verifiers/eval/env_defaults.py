@@ -14,11 +14,12 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+import tomllib
 
 from verifiers.errors import UsageError
 from verifiers.loading import local_module_dir, parse_env_id
@@ -96,7 +97,8 @@ def eval_defaults(env_id: str) -> EvalDefaults:
         raise UsageError(f"{pyproject}: [tool.verifiers.eval] must be a table, got {type(table).__name__}")
     unknown = sorted(set(table) - set(EVAL_DEFAULT_KEYS))
     if unknown:
-        logger.warning("%s: ignoring [tool.verifiers.eval] keys vf-eval does not know: %s", pyproject, ", ".join(unknown))
+        logger.warning("%s: ignoring [tool.verifiers.eval] keys vf-eval does not know: %s", pyproject,
+                       ", ".join(unknown))
     return EvalDefaults({key: table[key] for key in EVAL_DEFAULT_KEYS if key in table}, pyproject)
 
 

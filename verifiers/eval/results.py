@@ -35,7 +35,7 @@ class ResultsWriter:
         os.fsync(self._file.fileno())
         self._file.close()
 
-    def __enter__(self) -> "ResultsWriter":
+    def __enter__(self) -> ResultsWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

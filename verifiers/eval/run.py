@@ -12,9 +12,10 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from openai import AsyncOpenAI
@@ -76,8 +77,12 @@ def _write_metadata(run_dir: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, run_dir / "metadata.json")
 
 
-async def run_eval(config: EvalConfig, run_dir: Path | None = None, resume: bool = False,
-                   on_progress: Callable[[int, int], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any], Path]:
+async def run_eval(
+    config: EvalConfig,
+    run_dir: Path | None = None,
+    resume: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any], Path]:
     """Run (or resume) an evaluation; returns ``(outputs, metadata, run_dir)``."""
     env = load_environment(config.env_id, **config.env_args)
     env.set_max_retries(config.max_retries)  # --max-retries N: N retries, N + 1 attempts
@@ -92,7 +97,8 @@ async def run_eval(config: EvalConfig, run_dir: Path | None = None, resume: bool
     todo = [r for r in rows if (str(r.get("task", "default")), int(r["example_id"])) not in finished]
     started = datetime.now(timezone.utc)
     base = {"config": config.model_dump(mode="json"), "env_id": config.env_id, "env_args": config.env_args,
-            "model": config.model, "base_url": config.api_base_url, "num_examples": len(rows) // config.rollouts_per_example,
+            "model": config.model, "base_url": config.api_base_url,
+            "num_examples": len(rows) // config.rollouts_per_example,
             "rollouts_per_example": config.rollouts_per_example, "sampling_args": config.merged_sampling_args(),
             "date": started.isoformat(), "version_info": version_info(parse_env_id(config.env_id).module)}
     _write_metadata(run_dir, {**base, "status": "running"})

@@ -63,10 +63,9 @@ class XMLParser(Parser):
         require_str(text, type(self).__name__)
         values: dict[str, str | None] = {}
         for tag, pattern in self._patterns.items():
-            match = None
             if last:
-                for match in pattern.finditer(text):
-                    pass
+                found = list(pattern.finditer(text))
+                match = found[-1] if found else None
             else:
                 match = pattern.search(text)
             if match is None:

@@ -21,7 +21,8 @@ import ast
 import functools
 import inspect
 import textwrap
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 Era = Literal["tuple", "state"]
 
@@ -61,7 +62,7 @@ def _returns_pair(func: Callable[..., Any]) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def detect_era(cls: type) -> Era:
     """The era ``cls`` is written in; the State era unless an override says otherwise."""
     is_completed = user_override(cls, "is_completed")

@@ -137,7 +137,8 @@ def _async_openai(client: Any) -> openai.AsyncOpenAI | None:
     return client if isinstance(client, openai.AsyncOpenAI) else None
 
 
-async def _call(client: Any, model: str, prompt: Any, tools: list | None, args: dict[str, Any], message_type: str) -> Any:
+async def _call(client: Any, model: str, prompt: Any, tools: list | None, args: dict[str, Any],
+                message_type: str) -> Any:
     direct = None if args.get("stream") else _async_openai(client)
     if message_type == "chat":
         if tools:

@@ -34,7 +34,8 @@ def parse_response(response: Any, message_type: str) -> ParsedResponse:
     tool_calls = getattr(raw, "tool_calls", None)
     if tool_calls:
         message["tool_calls"] = [to_tool_call(tc) for tc in tool_calls]
-    reasoning = getattr(raw, "reasoning_content", None) or (getattr(raw, "model_extra", None) or {}).get("reasoning_content")
+    reasoning = (getattr(raw, "reasoning_content", None)
+                 or (getattr(raw, "model_extra", None) or {}).get("reasoning_content"))
     if reasoning:
         message["reasoning_content"] = reasoning
     return ParsedResponse(message, tokens, truncated, completion_tokens)

@@ -17,9 +17,9 @@ group of rollouts of one example and returns one score per rollout.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, get_origin
+from typing import Any, get_origin
 
 from verifiers.awaitables import maybe_await
 

@@ -63,7 +63,8 @@ class Length(NamedTuple):
 
 
 def check_length(name: str, value: Any) -> float:
-    """``value`` as a float when it is a finite number >= 0; otherwise a ``TypeError``/``ValueError`` naming ``name``."""
+    """``value`` as a float when it is a finite number >= 0; otherwise a ``TypeError``/``ValueError``
+    naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number (of tokens), got {value!r} ({type(value).__name__})")
     number = float(value)

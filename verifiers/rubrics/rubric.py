@@ -30,9 +30,9 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
-from typing import Any, Callable, overload
+from typing import Any, overload
 
 from verifiers.awaitables import maybe_await
 from verifiers.decorators import cleanup_handlers, teardown_handlers

@@ -15,8 +15,8 @@ rubrics'. Each rubric injects its own class objects (its own ``parser``,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import MutableMapping, Sequence
-from typing import Any, Callable
+from collections.abc import Callable, MutableMapping, Sequence
+from typing import Any
 
 from verifiers.parsers.parser import Parser
 from verifiers.rubrics.injection import RolloutArguments

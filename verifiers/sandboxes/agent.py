@@ -77,7 +77,7 @@ class Loop:
 class Stream:
     """One output pipe of a command: keeps the first ``limit`` bytes, drops the rest."""
 
-    def __init__(self, job: "Job", fd: int, limit: int) -> None:
+    def __init__(self, job: Job, fd: int, limit: int) -> None:
         self.job, self.fd, self.limit = job, fd, limit
         self.chunks: list[bytes] = []
         self.kept = 0
@@ -117,7 +117,7 @@ class Stream:
 class Job:
     """One command, from spawn to its answer."""
 
-    def __init__(self, agent: "Agent", request_id, command: str, timeout: float, cwd: str, env: dict) -> None:
+    def __init__(self, agent: Agent, request_id, command: str, timeout: float, cwd: str, env: dict) -> None:
         self.agent, self.loop, self.id = agent, agent.loop, request_id
         self.started = time.monotonic()
         self.pid, pipes = spawn([agent.shell, "-c", command], env, cwd, capture=True)
@@ -272,22 +272,22 @@ class Agent:
             request = json.loads(line)
             request_id = request["id"]
         except (ValueError, KeyError, TypeError):
-            sys.stderr.write("agent: unreadable request %r\n" % line[:200])
+            sys.stderr.write(f"agent: unreadable request {line[:200]!r}\n")
             return
         try:
             command, timeout = str(request["command"]), float(request["timeout"])
             cwd = os.path.join(self.default_cwd, str(request.get("cwd") or ""))  # relative: to the default
             env = {**self.base_env, **{str(k): str(v) for k, v in (request.get("env") or {}).items()}}
         except (KeyError, TypeError, ValueError) as error:
-            self.reply({"id": request_id, "error": "bad request: %s" % error, "kind": "bad_request"})
+            self.reply({"id": request_id, "error": f"bad request: {error}", "kind": "bad_request"})
             return
         if not os.path.isdir(cwd):
-            self.reply({"id": request_id, "error": "working directory %s does not exist" % cwd, "kind": "not_found"})
+            self.reply({"id": request_id, "error": f"working directory {cwd} does not exist", "kind": "not_found"})
             return
         try:
             self.jobs[request_id] = Job(self, request_id, command, timeout, cwd, env)
         except (OSError, ValueError) as error:  # E2BIG for a command over the kernel's limit, a NUL byte, ...
-            self.reply({"id": request_id, "error": "cannot start the command: %s" % error, "kind": "bad_request"})
+            self.reply({"id": request_id, "error": f"cannot start the command: {error}", "kind": "bad_request"})
 
     def sweep(self) -> None:
         """Kill every process of the sandbox except this one (the sandbox's init is spared by the kernel).
@@ -319,7 +319,7 @@ def prefer_to_kill(pid: int) -> None:
     """Make a command the kernel's first choice when the sandbox runs out of memory, so the agent
     survives (files in a full tmpfs belong to no process, and the agent may be the biggest one)."""
     try:
-        with open("/proc/%d/oom_score_adj" % pid, "w") as handle:
+        with open(f"/proc/{pid}/oom_score_adj", "w") as handle:
             handle.write("1000")
     except OSError:  # it already exited
         pass
@@ -332,7 +332,7 @@ def others_alive() -> bool:
         if not name.isdigit() or int(name) in (1, me):
             continue
         try:
-            with open("/proc/%s/stat" % name, "rb") as handle:
+            with open(f"/proc/{name}/stat", "rb") as handle:
                 state = handle.read().rsplit(b")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue

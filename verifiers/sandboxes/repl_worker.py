@@ -53,14 +53,14 @@ def serve(directory: str) -> None:
     while True:
         with open(request) as handle:
             number = handle.read().strip()
-        cell = os.path.join(directory, "cell-%s.py" % number)
+        cell = os.path.join(directory, f"cell-{number}.py")
         try:
             with open(cell) as handle:
                 source = handle.read()
             os.unlink(cell)
             answer = run_cell(source, namespace)
         except OSError as error:
-            answer = {"status": "error", "output": "cell %s not found: %s" % (number, error), "result": None}
+            answer = {"status": "error", "output": f"cell {number} not found: {error}", "result": None}
         with open(response, "w") as handle:
             handle.write(json.dumps(answer))
 

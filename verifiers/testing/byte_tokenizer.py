@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from jinja2 import Template
 from jinja2.exceptions import TemplateError

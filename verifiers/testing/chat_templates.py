@@ -23,7 +23,8 @@ chance level of the digits for 170 steps); the signature line halves the prompt.
 from __future__ import annotations
 
 # Shared pieces; templates are composed in Python so both stay in step.
-_MACROS = """\
+_MACROS = (
+    """\
 {%- macro text(content) -%}
 {%- if content is string -%}{{ content }}
 {%- elif content -%}{%- for part in content if part.type == 'text' -%}{{ part.text }}{%- endfor -%}
@@ -48,7 +49,9 @@ _MACROS = """\
 {{- '# Tools\\n' -}}
 {%- for tool in tools -%}
 {%- set fn = tool.function if tool.function is defined else tool -%}
-{%- set params = fn.parameters.properties if fn.parameters is defined and fn.parameters.properties is defined else {} -%}
+{%- set params = fn.parameters.properties if fn.parameters is defined"""
+    # One Jinja tag in two Python pieces, only to keep the line short: the template text is unchanged.
+    """ and fn.parameters.properties is defined else {} -%}
 {{- fn.name ~ '(' -}}
 {%- for name, spec in params.items() -%}
 {{- (', ' if not loop.first else '') ~ name ~ ': ' ~ (spec.type if spec.type is defined else 'any') -}}
@@ -58,6 +61,7 @@ _MACROS = """\
 {{- 'Call one as <tool_call>{"name": ..., "arguments": {...}}</tool_call>.<|im_end|>\\n' -}}
 {%- endif -%}
 """
+)
 
 _TURNS = """\
 {%- for m in messages -%}

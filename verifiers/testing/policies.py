@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from verifiers.errors import UsageError
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import AsyncIterator, Iterator
 
 from verifiers.errors import UsageError
 from verifiers.http.http11 import MAX_HEADER_BYTES, HttpError, encode_response, read_request

@@ -13,8 +13,9 @@ appears exactly once, with mask 1 and its server logprob.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from verifiers.errors import UsageError
 from verifiers.messages import to_plain

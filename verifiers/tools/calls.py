@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from verifiers.errors import ToolParseError
 from verifiers.messages import to_tool_call

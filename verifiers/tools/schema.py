@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Callable, get_type_hints
+from collections.abc import Callable
+from typing import Any, get_type_hints
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError

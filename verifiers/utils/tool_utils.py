@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from verifiers.tools.schema import Tool, convert_func_to_oai_tool, to_tool_def
 

@@ -6,15 +6,14 @@ import re
 
 import openai
 import pytest
+from gsm8k import load_environment
+from gsm8k.environment import final_answer, read_split
 
 from verifiers.data.answers import BOXED_SYSTEM_PROMPT
 from verifiers.errors import UsageError
 from verifiers.state import State
 from verifiers.testing import ScriptedServer
 from verifiers.testing.policies import math as math_policy
-
-from gsm8k import load_environment
-from gsm8k.environment import final_answer, read_split
 
 
 @pytest.fixture(scope="module")

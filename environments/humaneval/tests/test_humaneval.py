@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from humaneval import load_environment
+from humaneval.environment import build_program, extract_code, read_problems
 from openai import AsyncOpenAI
 
 from verifiers.errors import SandboxError, UsageError
 from verifiers.testing import Reply, ScriptedServer
-
-from humaneval import load_environment
-from humaneval.environment import build_program, extract_code, read_problems
 
 PROBLEMS = {p["prompt"].strip(): p for p in read_problems()}
 

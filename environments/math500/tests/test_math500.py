@@ -6,15 +6,14 @@ import collections
 
 import openai
 import pytest
+from math500 import load_environment
+from math500.environment import read_rows
 
 from verifiers.data.answers import BOXED_SYSTEM_PROMPT
 from verifiers.errors import UsageError
 from verifiers.state import State
 from verifiers.testing import ScriptedServer
 from verifiers.testing.policies import math as math_policy
-
-from math500 import load_environment
-from math500.environment import read_rows
 
 
 @pytest.fixture(scope="module")

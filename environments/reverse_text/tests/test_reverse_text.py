@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import openai
 import pytest
+from reverse_text import SYSTEM_PROMPT, WORDS, lcs_length, lcs_ratio, load_environment
 
 from verifiers.errors import UsageError
 from verifiers.state import State
 from verifiers.testing import ScriptedServer
-
-from reverse_text import SYSTEM_PROMPT, WORDS, lcs_length, lcs_ratio, load_environment
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,10 @@ imports at the top are names 0.3-era environments import.
 
 import os
 
-import verifiers as vf
 from datasets import Dataset
 from openai import AsyncOpenAI
+
+import verifiers as vf
 from verifiers.types import Tool
 from verifiers.utils.data_utils import extract_boxed_answer, extract_hash_answer
 from verifiers.utils.logging_utils import print_prompt_completions_sample  # noqa: F401

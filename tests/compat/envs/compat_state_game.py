@@ -7,8 +7,9 @@ a ``@vf.cleanup`` handler, a group reward function (plural parameters) and
 message, so every score is known in advance.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 ROWS = [
     {"question": "red", "answer": "blue", "info": {"say": ["green", "blue", "STOP"]}, "difficulty": 1},

@@ -7,8 +7,9 @@ metric name (``short_reply``) is shared by both rubrics, the others are not.
 Under the "echo" policy the reply is the question itself.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 
 def short_reply(completion) -> float:

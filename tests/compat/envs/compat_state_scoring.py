@@ -11,8 +11,9 @@ Under the "echo" policy the reply is the question itself.
 
 import asyncio
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 
 async def tests_ran(completion, state) -> float:

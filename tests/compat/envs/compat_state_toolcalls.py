@@ -11,9 +11,10 @@ message, never a crash. The scripted model calls what the question lists,
 then answers with the tool results.
 """
 
-import verifiers as vf
 from compat_toolkit import add, lookup
 from datasets import Dataset
+
+import verifiers as vf
 
 # The model uses short names; the environment maps them to its tools.
 ALIASES = {"get": "lookup", "plus": "add"}

@@ -10,8 +10,9 @@ answers with the names of the tools it was offered and the temperature.
 
 import json
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 
 def _tool(name: str) -> vf.Tool:

@@ -7,8 +7,9 @@ state, and rewards read ``state["tool_defs"]`` and the tool messages. The
 scripted "tools" policy calls the offered tools and then answers.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 STORES = {
     "s1": {"color": "teal", "size": "7"},

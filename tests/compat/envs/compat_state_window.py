@@ -6,8 +6,9 @@ completion be rendered from the trajectory. Under the "echo" policy the model re
 the last user message, so every score is known in advance.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 ROWS = [
     {"question": "one", "answer": "three", "info": {"words": ["two", "three", "done"]}},

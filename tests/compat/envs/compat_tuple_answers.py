@@ -11,9 +11,10 @@ environments import; the module fails to load if one is missing.
 
 import os
 
-import verifiers as vf
 from datasets import Dataset
 from openai import AsyncOpenAI
+
+import verifiers as vf
 from verifiers.types import (  # noqa: F401  (imported as public environments do)
     ChatCompletionMessageToolCall,
     ChatCompletionToolParam,

@@ -7,8 +7,9 @@ state)``, ``env_response(...) -> (messages, state)``, ``setup_state``, and the
 environment's last message verbatim, so the hits are known in advance.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 ROWS = [
     # every word echoed as expected; stops itself by echoing STOP

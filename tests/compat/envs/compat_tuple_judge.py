@@ -10,9 +10,10 @@ so the verdict is computed from what the rubric filled into the template.
 
 import os
 
-import verifiers as vf
 from datasets import Dataset
 from openai import AsyncOpenAI
+
+import verifiers as vf
 
 JUDGE_PROMPT = "EXPECTED={answer}\nGOT={response}\nQUESTION={question}"
 

@@ -7,8 +7,9 @@ question the model's reply, so the rows probe how the default parser reads a
 reply: with or without a think block, with or without ``\\boxed{}``.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 ROWS = [
     {"question": "42", "answer": "42"},

@@ -7,8 +7,9 @@
 Under the "echo" policy the reply is the question (then the env's message) itself.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 from verifiers.types import RolloutScore
 
 

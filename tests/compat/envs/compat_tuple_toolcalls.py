@@ -9,9 +9,10 @@ on ``super().call_tool`` to turn a failing tool into a message. The scripted
 model calls what the question lists, then answers with the tool results.
 """
 
-import verifiers as vf
 from compat_toolkit import add, lookup
 from datasets import Dataset
+
+import verifiers as vf
 
 # Each question is a JSON list of [tool name, raw arguments text]; all are well-formed, as 0.1.x
 # itself crashes on arguments that are not JSON.

@@ -8,8 +8,9 @@ tools and then answers, so the tool calls and results are deterministic.
 
 import asyncio
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 CAPITALS = {"france": "Paris", "japan": "Tokyo", "peru": "Lima"}
 

@@ -5,8 +5,9 @@ policy replies with the last user message, so each question below *is* the
 model's answer and the scores are known in advance.
 """
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 ROWS = [
     # clean, correct

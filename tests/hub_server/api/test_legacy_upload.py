@@ -242,7 +242,8 @@ def test_uploading_to_someone_elses_private_project_does_not_reveal_it(
     if url == "/alice/legacy/":
         # exactly what a project alice does not have answers
         never = upload(bob, make_wheel(tmp_path / "3", "never-env", "0.1.0"), "never-env", "0.1.0", url=url)
-        assert (response.status_code, response.text) == (never.status_code, never.text.replace("never-env", "secret-env"))
+        assert (response.status_code, response.text) == (
+            never.status_code, never.text.replace("never-env", "secret-env"))
     else:
         assert response.status_code == 400 and "the project name 'secret-env' is not available" in response.text
     with hub.db.read() as session:

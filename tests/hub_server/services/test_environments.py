@@ -38,7 +38,8 @@ def test_pyproject_names_and_describes_the_readme_adds_types_defaults_and_weight
         Metric("exact_match", "1.0", "1.0 when the reply equals the answer (weight 1)."),
         Metric("reward", "", "Weighted sum."),
     )
-    assert details.eval_defaults == (("num_examples", 20), ("rollouts_per_example", 3))  # as written; checked when shown
+    # as written; checked when shown
+    assert details.eval_defaults == (("num_examples", 20), ("rollouts_per_example", 3))
 
 
 def test_without_an_sdist_the_readme_and_keywords_are_used() -> None:

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from hub_server.errors import StorageError
-from hub_server.storage import LocalStorage, blob_key, check_key, open_storage
-from hub_server.storage import staging
+from hub_server.storage import LocalStorage, blob_key, check_key, open_storage, staging
 from hub_server.storage.staging import StagingArea
 
 

@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 
 from hub_server import Settings, create_app
 from hub_server.errors import StorageError
-from hub_server.storage import blob_key, open_storage
 from hub_server.services import accounts
+from hub_server.storage import blob_key, open_storage
 from hub_server.storage.s3 import S3Storage
 from tests.hub_server.clients import installed, new_venv, pip_install
 from tests.hub_server.conftest import LiveServer, basic

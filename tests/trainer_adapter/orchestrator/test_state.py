@@ -18,8 +18,15 @@ from trainer_adapter.errors import CheckpointError
 from trainer_adapter.orchestrator.buffer import BufferConfig
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.orchestrator.rollouts import Rollout, RolloutGroup
-from trainer_adapter.orchestrator.state import (OrchestratorState, group_from_dict, group_to_dict, load_state,
-                                                save_state, state_path, state_steps)
+from trainer_adapter.orchestrator.state import (
+    OrchestratorState,
+    group_from_dict,
+    group_to_dict,
+    load_state,
+    save_state,
+    state_path,
+    state_steps,
+)
 from trainer_adapter.transport import read_step, step_dir
 from verifiers.tokens import TrainingSample
 

@@ -136,9 +136,11 @@ def test_only_assistant_turns_of_a_transcript_train() -> None:
     tokenizer, decode = build_tokenizer(), ByteTokenizer().decode
     sample = tokenize(tokenizer, [{"role": "user", "content": "12*34"}], TRANSCRIPT, TOOLS)
     text = decode(sample.token_ids)
-    assert text.startswith("<|im_start|>system\n# Tools") and "\nmultiply() - Multiply two integers.\n" in text  # listed
+    # the tools are listed in the system turn
+    assert text.startswith("<|im_start|>system\n# Tools") and "\nmultiply() - Multiply two integers.\n" in text
     trained = decode([t for t, m in zip(sample.token_ids, sample.loss_mask) if m])
-    assert trained == '<tool_call>\n{"name": "multiply", "arguments": {"a": 12, "b": 34}}\n</tool_call><|im_end|>408<|im_end|>'
+    assert trained == ('<tool_call>\n{"name": "multiply", "arguments": {"a": 12, "b": 34}}\n</tool_call><|im_end|>'
+                       '408<|im_end|>')
     # the tool's reply and the headers around it are context only
     untrained = decode([t for t, m in zip(sample.token_ids, sample.loss_mask) if not m])
     assert "<tool_response>\n408\n</tool_response>" in untrained and untrained.endswith("<|im_start|>assistant\n\n")

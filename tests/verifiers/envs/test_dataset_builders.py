@@ -94,7 +94,7 @@ def test_a_builders_attribute_error_is_not_mistaken_for_a_missing_attribute():
         raise AttributeError("no such split")
 
     with pytest.raises(RuntimeError, match="broken failed: AttributeError\\('no such split'\\)"):
-        format_dataset(broken).column_names
+        _ = format_dataset(broken).column_names
 
 
 def test_a_builder_that_reads_its_own_dataset_fails_clearly():
@@ -181,7 +181,7 @@ def test_a_formatting_attribute_error_is_not_mistaken_for_a_missing_attribute():
 
     lazy = LazyDataset(rows, prepare)
     with pytest.raises(RuntimeError, match="formatting the dataset from .*rows failed: AttributeError"):
-        lazy.column_names
+        _ = lazy.column_names
     assert not lazy.is_built
 
 

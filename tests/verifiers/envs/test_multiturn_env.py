@@ -90,7 +90,8 @@ async def test_max_turns_and_final_env_response(serve, client_for) -> None:
             return [vf.UserMessage(content="more")]
 
     client = client_for(serve("turns:10"))
-    capped = await Final(dataset=_ds(), max_turns=1).rollout(_ds()[0] | {"prompt": [{"role": "user", "content": "x"}]}, client, "m")
+    capped = await Final(dataset=_ds(), max_turns=1).rollout(
+        _ds()[0] | {"prompt": [{"role": "user", "content": "x"}]}, client, "m")
     assert capped["stop_condition"] == "max_turns_reached" and len(capped["trajectory"]) == 1
     final = await Final(dataset=_ds()).rollout({"prompt": [{"role": "user", "content": "x"}]}, client, "m")
     assert final["stop_condition"] == "has_final_env_response"
@@ -188,7 +189,8 @@ async def test_trajectory_hooks_drive_a_non_linear_history(serve, client_for) ->
                        ["summary of 4 messages", "more 2"]]
     assert state["stop_condition"] == "has_final_env_response"
     # Rendered as verifiers 0.3 does: the last step's prompt + completion + final response, past the prompt's length.
-    assert [m["content"] for m in state["completion"]] == ["more 2", "turn 1", "bye"]  # the model only ever saw one turn
+    # The model only ever saw one turn.
+    assert [m["content"] for m in state["completion"]] == ["more 2", "turn 1", "bye"]
 
 
 async def test_an_error_in_a_hook_is_recorded_and_the_completion_still_rendered(serve, client_for) -> None:

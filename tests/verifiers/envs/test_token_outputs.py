@@ -14,7 +14,8 @@ TOKEN_ARGS = {"logprobs": True, "extra_body": {"return_tokens_as_token_ids": Tru
 
 
 class ThinkingChat(vf.MultiTurnEnv):
-    """The model 'thinks' every turn; the env answers as a user, which makes Qwen3-style templates strip old thinking."""
+    """The model 'thinks' every turn; the env answers as a user, which makes Qwen3-style templates strip
+    old thinking."""
 
     async def env_response(self, messages: Any, state: vf.State, **kwargs: Any) -> list:
         return [vf.UserMessage(content="go on")]

@@ -109,7 +109,8 @@ class Box(vf.StatefulToolEnv):
 
 
 async def test_stateful_tool_env_hides_and_injects_arguments(serve, client_for) -> None:
-    client = client_for(serve(_calls(("open_box", '{"label": "red"}'), ("open_box", '{"label": "x", "box_id": "other"}'))))
+    client = client_for(serve(_calls(("open_box", '{"label": "red"}'),
+                                     ("open_box", '{"label": "x", "box_id": "other"}'))))
     env = Box(dataset=_ds())
     params = env.oai_tools[0]["function"]["parameters"]
     assert "box_id" not in params["properties"] and params["required"] == ["label"]

@@ -40,7 +40,8 @@ async def test_generation_cap_is_respected(serve, client_for) -> None:
             return state
 
     env = Counting(dataset=Dataset.from_list([{"question": str(i), "answer": ""} for i in range(12)]))
-    await generate(env, expand_rollouts(env.get_dataset(), 1), client_for(serve("echo")), "m", max_concurrent_generation=3)
+    await generate(env, expand_rollouts(env.get_dataset(), 1), client_for(serve("echo")), "m",
+                   max_concurrent_generation=3)
     assert peak.peak == 3
 
 

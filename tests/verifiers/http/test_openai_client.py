@@ -56,7 +56,8 @@ def _sse(chunks: list[str]) -> bytes:
     events = b""
     for i, text in enumerate(chunks):
         data = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None if i < len(chunks) - 1 else "stop"}]}
+                "choices": [{"index": 0, "delta": {"content": text},
+                             "finish_reason": None if i < len(chunks) - 1 else "stop"}]}
         events += b"data: " + json.dumps(data).encode() + b"\n\n"
     return events + b"data: [DONE]\n\n"
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from verifiers.errors import UsageError
 from verifiers.data import extract_boxed_answer
+from verifiers.errors import UsageError
 from verifiers.parsers.maybe_think_parser import MaybeThinkParser
 from verifiers.rubrics.math_rubric import MathAnswerParser, MathRubric
 from verifiers.state import State

@@ -12,10 +12,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sandbox_fleets import kube_fleet, leftovers
 
 from verifiers.sandboxes import AsyncSandboxClient, CreateSandboxRequest, LocalBackend, LocalBackendConfig
-
-from sandbox_fleets import kube_fleet, leftovers
 
 
 @pytest.fixture(scope="session")

@@ -12,11 +12,11 @@ import pytest
 from pydantic import ValidationError
 
 from verifiers.errors import SandboxError
-from verifiers.sandboxes import LocalBackendConfig
 from verifiers.sandboxes import (
     AsyncSandboxClient,
     CommandTimeoutError,
     CreateSandboxRequest,
+    LocalBackendConfig,
     SandboxFileNotFoundError,
     SandboxFileTooLargeError,
     SandboxNotRunningError,
@@ -24,7 +24,6 @@ from verifiers.sandboxes import (
     SandboxStatus,
     SandboxUnavailableError,
 )
-
 
 DEFAULTS = LocalBackendConfig()  # what both backends' sandboxes run with in these tests
 

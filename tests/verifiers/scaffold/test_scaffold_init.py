@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from verifiers.errors import UsageError
 from verifiers.scaffold import EnvName, init_environment, parse_env_name

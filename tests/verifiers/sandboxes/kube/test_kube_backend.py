@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sandbox_fleets import kube_fleet
 
 from verifiers.sandboxes import (
     AsyncSandboxClient,
@@ -18,8 +19,6 @@ from verifiers.sandboxes import (
     SandboxUnavailableError,
 )
 from verifiers.sandboxes.kube import Executor, FakeKubeApi, KubernetesBackend, pod_token
-
-from sandbox_fleets import kube_fleet
 
 
 async def test_sandboxes_spread_over_pods_and_route_by_id(sandbox_root: Path) -> None:

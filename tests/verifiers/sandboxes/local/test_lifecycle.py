@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sandbox_hostcheck import mounts_under, processes_of_uid, sandbox_cgroups, slot_of
 
 from verifiers.sandboxes import (
     AsyncSandboxClient,
@@ -21,8 +22,6 @@ from verifiers.sandboxes import (
     LocalBackendConfig,
     SandboxNotRunningError,
 )
-
-from sandbox_hostcheck import mounts_under, processes_of_uid, sandbox_cgroups, slot_of
 
 _BACKGROUND = (
     "nohup sh -c 'trap \"\" TERM HUP; sleep 600' >/dev/null 2>&1 & "

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from sandbox_hostcheck import mounts_under
 
 from verifiers.sandboxes import (
     AsyncSandboxClient,
@@ -16,8 +17,6 @@ from verifiers.sandboxes import (
     LocalBackendConfig,
     SandboxStatus,
 )
-
-from sandbox_hostcheck import mounts_under
 
 
 @pytest.fixture

@@ -12,10 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sandbox_hostcheck import processes_of_uid, run_python, slot_of
 
 from verifiers.sandboxes import AsyncSandboxClient, SandboxFileNotFoundError, SandboxPathError
-
-from sandbox_hostcheck import processes_of_uid, run_python, slot_of
 
 
 def _tag() -> str:

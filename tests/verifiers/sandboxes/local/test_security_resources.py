@@ -9,9 +9,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from verifiers.sandboxes import AsyncSandboxClient, SandboxOOMError, SandboxStatus
-
 from sandbox_hostcheck import processes_of_uid, run_python, slot_of
+
+from verifiers.sandboxes import AsyncSandboxClient, SandboxOOMError, SandboxStatus
 
 
 async def _host_latency_during(task: asyncio.Task, probes: int = 20) -> float:
