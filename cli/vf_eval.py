@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from verifiers.errors import Error, UsageError
-from verifiers.eval.config import EvalConfig
+from verifiers.eval.config import EvalConfig, config_problems
 from verifiers.eval.push import TOKEN_VAR, PushConfig
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -57,17 +58,33 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 def _env_defaults(env_id: str) -> dict[str, Any]:
     """The environment's ``[tool.verifiers.eval]`` values, checked here so an error names their file."""
-    from pydantic import ValidationError
-
     from verifiers.eval.env_defaults import eval_defaults
 
     defaults = eval_defaults(env_id)
     try:
         EvalConfig(env_id=env_id, **defaults.values)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        problems = "; ".join(f"{field}: {text}" for field, text in config_problems(error))
         raise UsageError(f"{defaults.source}: bad [tool.verifiers.eval] value ({problems})") from None
     return defaults.values
+
+
+def _flag(field: str) -> str:
+    """The option that sets an :class:`EvalConfig` field, as ``-n/--num-examples``, for error messages."""
+    top = field.split(".", 1)[0]  # "headers.0": an item of a list field
+    param_name = {"headers": "header"}.get(top, top)
+    for param in typer.main.get_command(app).params:
+        if param.name == param_name:
+            return "/".join(sorted(param.opts, key=len))
+    return field
+
+
+def _print_invalid(error: ValidationError, console: Console) -> None:
+    """One line per bad value, naming its flag and the valid range (never pydantic's own text and URL)."""
+    # Only EvalConfig's fields are flags; another model's error (from inside an environment) keeps its own names.
+    name = _flag if error.title == EvalConfig.__name__ else (lambda field: f"{error.title}.{field}")
+    for field, text in config_problems(error):
+        console.print(f"[bold red]error:[/] {escape(name(field))} {escape(text)}")
 
 
 def _latest_run(config: EvalConfig) -> Path:
@@ -144,6 +161,9 @@ def eval_command(
             config = saved.model_copy(update={"api_base_url": api_base_url, "api_key_var": api_key_var,
                                               "headers": header, "max_concurrent": config.max_concurrent})
         outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume is not None, console)
+    except ValidationError as error:
+        _print_invalid(error, console)
+        raise typer.Exit(2) from None
     except (Error, ValueError) as error:
         console.print(f"[bold red]error:[/] {escape(str(error))}")
         raise typer.Exit(2) from None
@@ -151,8 +171,23 @@ def eval_command(
 
     render_summary(outputs, metadata, console)
     console.print(f"results: {run_dir / 'results.jsonl'}\nmetadata: {run_dir / 'metadata.json'}")
+    _report_failures(outputs, metadata)
     if push:
         _push(outputs, metadata, push_config, console)
+
+
+def _report_failures(outputs: list[dict[str, Any]], metadata: dict[str, Any]) -> None:
+    """Failed rollouts on stderr, never only inside results.jsonl; exit 1 when not one rollout succeeded."""
+    from verifiers.eval.metadata import rollout_failures
+
+    failures = rollout_failures(outputs)
+    if failures is None:
+        return
+    errors = Console(stderr=True, soft_wrap=True)
+    if metadata.get("status") == "failed":
+        errors.print(f"[bold red]error:[/] {escape(failures)}")
+        raise typer.Exit(1)
+    errors.print(f"[bold yellow]warning:[/] {escape(failures)}")
 
 
 def _push(outputs: list[dict[str, Any]], metadata: dict[str, Any], config: PushConfig, console: Console) -> None:

@@ -9,6 +9,7 @@ Prints ``READY <base_url>`` on stdout once listening and serves until SIGTERM/SI
 from __future__ import annotations
 
 import asyncio
+import errno
 import signal
 
 import typer
@@ -39,7 +40,14 @@ def serve(
         )
     except UsageError as e:
         raise typer.BadParameter(str(e)) from None
-    asyncio.run(_serve(server))
+    try:
+        asyncio.run(_serve(server))
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        typer.echo(f"error: port {port} on {host} is in use; choose another with --port (0 picks a free one)",
+                   err=True)
+        raise typer.Exit(1) from None
 
 
 async def _serve(server: ScriptedServer) -> None:

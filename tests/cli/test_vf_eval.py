@@ -75,6 +75,17 @@ def test_eval_writes_results_metadata_and_summary(workdir: Path, serve) -> None:
     assert "reward" in done.stdout and "pass@2" in done.stdout
 
 
+@pytest.mark.slow
+def test_num_examples_minus_one_evaluates_every_example(workdir: Path, serve) -> None:
+    url = serve("reverse")
+    done = vf_eval(workdir, "cli-env", "-m", "scripted", "-b", url, "-n", "-1", "-r", "1", "-a", '{"num_examples": 6}')
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = _run_dir(workdir)
+    assert len((run / "results.jsonl").read_text().splitlines()) == 6
+    assert json.loads((run / "metadata.json").read_text())["num_examples"] == 6
+    assert "rollouts failed" not in done.stderr  # nothing failed, so nothing is reported
+
+
 class FaultyModel:
     """Reverses each word, except: ``word7`` gets a 200 whose body is not JSON, ``word3`` always a 503."""
 
@@ -112,6 +123,9 @@ def test_a_malformed_reply_is_that_rollouts_error_and_the_run_finishes(workdir: 
     assert meta["error_counts"] == {"reward function: broken": 54, "rollout: MalformedModelResponseError": 3,
                                     "rollout: ModelError": 3}
     assert model.asked["word3"] == 3 and model.asked["word7"] == 3  # --max-retries 0: one attempt per rollout
+    # not only inside results.jsonl: the count and the first error (example 3's) are on stderr
+    assert "warning: 6 of 60 rollouts failed; first error: ModelError: model API failed after 1 attempts" \
+        in done.stderr
     model.asked.clear()
     again = vf_eval(workdir, "cli-env", "-m", "faulty", "-b", url, "-n", "8", "-r", "1", "--max-retries", "2",
                     "-o", str(workdir / "retries"))
@@ -126,27 +140,64 @@ def test_a_malformed_reply_is_that_rollouts_error_and_the_run_finishes(workdir: 
         (["-a", "[1, 2]"], "--env-args must be a JSON object"),
         (["-S", "3"], "--sampling-args must be a JSON object"),
         (["-a", '{"colour": 1}'], "does not take argument(s) colour"),
-        (["-r", "0"], "rollouts_per_example"),
-        (["--max-retries", "-1"], "max_retries"),
         (["--header", "no-colon"], "bad --header"),
         (["-n", "abc"], "Invalid value"),
+        # numbers are refused at the flag, with the flag's name and the valid range
+        (["-n", "-5"], "error: -n/--num-examples must be -1 (all) or >= 1, got -5"),
+        (["-n", "0"], "error: -n/--num-examples must be -1 (all) or >= 1, got 0"),
+        (["-r", "0"], "error: -r/--rollouts-per-example must be >= 1, got 0"),
+        (["-c", "0"], "error: -c/--max-concurrent must be -1 (no cap) or >= 1, got 0"),
+        (["--max-concurrent-scoring", "0"], "error: --max-concurrent-scoring must be >= 1, got 0"),
+        (["--max-tokens", "-3"], "error: -t/--max-tokens must be >= 1, got -3"),
+        (["-T", "-0.5"], "error: -T/--temperature must be >= 0, got -0.5"),
+        (["--timeout", "0"], "error: --timeout must be > 0, got 0.0"),
+        (["--max-retries", "-1"], "error: --max-retries must be >= 0, got -1"),
+        (["--pass-threshold", "1.5"], "error: --pass-threshold must be in [0, 1], got 1.5"),
+        (["-b", "127.0.0.1:8000/v1"], "error: -b/--api-base-url must start with http:// or https:// "
+                                      "(did you mean http://127.0.0.1:8000/v1?)"),
+        (["-b", "ftp://127.0.0.1/v1"], "error: -b/--api-base-url must be an http:// or https:// URL"),
     ],
 )
 def test_bad_flags_get_a_clear_message(workdir: Path, args: list[str], message: str) -> None:
     done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1", *args)
     assert done.returncode == 2
     assert message in done.stdout + done.stderr
-    assert "Traceback" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr and "errors.pydantic.dev" not in done.stdout + done.stderr
+    assert not (workdir / "outputs").exists()  # refused before anything started
+
+
+def test_every_problem_gets_its_own_line(workdir: Path) -> None:
+    done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1", "-n", "0", "-r", "0")
+    assert done.returncode == 2
+    assert [line for line in done.stdout.splitlines() if line.startswith("error:")] == [
+        "error: -n/--num-examples must be -1 (all) or >= 1, got 0",
+        "error: -r/--rollouts-per-example must be >= 1, got 0",
+    ]
+
+
+def test_a_dead_server_exits_1_with_the_first_error(workdir: Path) -> None:
+    done = vf_eval(workdir, "cli-env", "-m", "x", "-b", "http://127.0.0.1:9/v1", "-n", "2", "-r", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error: all 2 rollouts failed; first error: ModelError: model API failed after 4 attempts" in done.stderr
+    assert "Connection error" in done.stderr
+    run = _run_dir(workdir)  # the results are saved all the same
+    assert len((run / "results.jsonl").read_text().splitlines()) == 2
+    meta = json.loads((run / "metadata.json").read_text())
+    assert meta["status"] == "failed" and meta["num_scored"] == 0
+    assert meta["error"].startswith("all 2 rollouts failed; first error: ModelError:")
 
 
 def test_unknown_environment_and_missing_key(workdir: Path) -> None:
     done = vf_eval(workdir, "does-not-exist", "-b", "http://127.0.0.1:9/v1")
     assert done.returncode == 2 and "Could not import 'does-not-exist'" in done.stdout
+    done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1", "-a", '{"colour": 1}')
+    assert done.returncode == 2 and "does not take argument(s) colour" in done.stdout
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     done = subprocess.run([sys.executable, "-m", "cli.vf_eval", "cli-env", "-b", "https://api.example.com/v1"],
                           cwd=workdir, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "OPENAI_API_KEY" in done.stdout
+    assert not (workdir / "outputs").exists()  # none of these runs started, so none left a folder
 
 
 @pytest.mark.slow

@@ -52,6 +52,25 @@ def error_counts(outputs: list[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+_ERROR_CHARS = 300
+
+
+def rollout_failures(outputs: list[dict[str, Any]]) -> str | None:
+    """How many rollouts errored and the first one's error, as one line; ``None`` when none did.
+
+    ``all 10 rollouts failed; first error: ModelError: ...`` when every rollout errored, else
+    ``3 of 10 rollouts failed; first error: ...``. The first error is the first in ``outputs`` order.
+    """
+    failed = [str(o["error"]) for o in outputs if o.get("error")]
+    if not failed:
+        return None
+    first = failed[0].strip().splitlines()[0] if failed[0].strip() else failed[0]
+    if len(first) > _ERROR_CHARS:
+        first = first[:_ERROR_CHARS] + "…"
+    count = f"all {len(outputs)}" if len(failed) == len(outputs) else f"{len(failed)} of {len(outputs)}"
+    return f"{count} rollouts failed; first error: {first}"
+
+
 def package_info(module: str) -> dict[str, Any]:
     """The installed distribution that provides ``module``: name, version, and how it was installed."""
     top = module.split(".")[0]
@@ -113,4 +132,5 @@ def summarize(outputs: list[dict[str, Any]], threshold: float) -> dict[str, Any]
     }
 
 
-__all__ = ["pass_at_k", "pass_at_k_table", "error_counts", "package_info", "version_info", "summarize"]
+__all__ = ["pass_at_k", "pass_at_k_table", "error_counts", "rollout_failures", "package_info", "version_info",
+           "summarize"]

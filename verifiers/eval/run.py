@@ -23,7 +23,7 @@ from openai import AsyncOpenAI
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig
 from verifiers.eval.engine import expand_rollouts, generate
-from verifiers.eval.metadata import summarize, version_info
+from verifiers.eval.metadata import rollout_failures, summarize, version_info
 from verifiers.eval.results import ResultsWriter, load_complete_groups
 from verifiers.http import make_openai_client
 from verifiers.loading import load_environment, parse_env_id
@@ -51,7 +51,7 @@ def _parse_headers(headers: list[str]) -> dict[str, str]:
 
 def make_client(config: EvalConfig) -> AsyncOpenAI:
     """The run's model client: :func:`verifiers.http.make_openai_client` with the run's limits and headers."""
-    cap = config.max_concurrent if config.max_concurrent > 0 else 1000
+    cap = config.max_concurrent if config.max_concurrent > 0 else 1000  # -1: no cap on rollouts
     # Retries are the rollout's (with backoff and counting), not the client's.
     return make_openai_client(config.api_base_url, api_key=_api_key(config), timeout=config.timeout,
                               max_connections=cap * 2, headers=_parse_headers(config.headers), max_retries=0)
@@ -87,12 +87,15 @@ async def run_eval(
     env = load_environment(config.env_id, **config.env_args)
     env.set_max_retries(config.max_retries)  # --max-retries N: N retries, N + 1 attempts
     run_dir = run_dir or new_run_dir(config)
-    run_dir.mkdir(parents=True, exist_ok=True)
     results_path = run_dir / "results.jsonl"
     done = load_complete_groups(results_path, config.rollouts_per_example) if resume else []
     if not resume and results_path.exists():
         raise UsageError(f"{results_path} already exists; use --resume {run_dir} to continue it")
     rows = expand_rollouts(env.get_eval_dataset(n=config.num_examples), config.rollouts_per_example)
+    # Everything that can fail before the first rollout (dataset, API key, headers) runs before the folder
+    # exists, so a run that never started leaves nothing behind.
+    client = make_client(config)
+    run_dir.mkdir(parents=True, exist_ok=True)
     finished = {(str(o.get("task", "default")), int(o["example_id"])) for o in done}
     todo = [r for r in rows if (str(r.get("task", "default")), int(r["example_id"])) not in finished]
     started = datetime.now(timezone.utc)
@@ -112,7 +115,6 @@ async def run_eval(
         if on_progress:
             on_progress(progress_done, progress_total)
 
-    client = make_client(config)
     t0 = time.perf_counter()
     try:
         with ResultsWriter(results_path) as writer:
@@ -132,6 +134,11 @@ async def run_eval(
     outputs = sorted([*done, *results["outputs"]], key=lambda o: (o["example_id"], o.get("rollout_index", 0)))
     metadata = {**base, "status": "complete", "time_ms": (time.perf_counter() - t0) * 1000,
                 **summarize(outputs, config.pass_threshold)}
+    failures = rollout_failures(outputs)
+    if outputs and metadata["num_scored"] == 0 and failures:
+        # Not one rollout reached a score (a dead server, a wrong model name): the run failed, as one stopped
+        # by an exception does, and says why in the same "error" key.
+        metadata.update(status="failed", error=failures)
     _write_metadata(run_dir, metadata)
     return outputs, metadata, run_dir
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.eval.metadata import error_counts, pass_at_k, pass_at_k_table, summarize
+from verifiers.eval.metadata import error_counts, pass_at_k, pass_at_k_table, rollout_failures, summarize
 
 
 def test_pass_at_k_values() -> None:
@@ -41,3 +41,15 @@ def test_package_info_names_the_environment_distribution() -> None:
     info = package_info("reverse_text")
     assert info["distribution"] == "reverse-text" and info["version"] == "0.1.0"
     assert package_info("no_such_module_xyz")["distribution"] is None
+
+
+def test_rollout_failures_count_and_first_error() -> None:
+    ok = {"example_id": 0, "reward": 1.0, "error": None}
+    first = {"example_id": 1, "reward": 0.0, "error": "ModelError: model API failed: Connection error.\nmore"}
+    second = {"example_id": 2, "reward": 0.0, "error": "TimeoutError: slow"}
+    assert rollout_failures([ok, ok]) is None
+    assert rollout_failures([ok, first, second]) == (
+        "2 of 3 rollouts failed; first error: ModelError: model API failed: Connection error.")
+    assert rollout_failures([second, first]) == "all 2 rollouts failed; first error: TimeoutError: slow"
+    long = {"example_id": 0, "error": "E: " + "x" * 1000}
+    assert rollout_failures([long]).endswith("x…") and len(rollout_failures([long])) < 400  # type: ignore[union-attr]

@@ -1,4 +1,5 @@
-"""run_eval's run folder: a run that stops on an unexpected exception says so in metadata.json."""
+"""run_eval's run folder: a run that stops on an unexpected exception, or whose every rollout errored, says so
+in metadata.json; a run that cannot start leaves no folder."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig
 from verifiers.eval.run import run_eval
 
@@ -39,3 +41,56 @@ async def test_a_run_stopped_by_a_bug_is_marked_failed_not_running(tmp_path: Pat
     saved = json.loads(metadata.read_text())
     assert saved["status"] == "failed"
     assert saved["error"] == "RuntimeError: a bug in the environment, not a rollout error"
+
+
+PLAIN_ENV = textwrap.dedent('''
+    import verifiers as vf
+    from datasets import Dataset
+
+    def load_environment():
+        ds = Dataset.from_list([{"question": f"q{i}", "answer": "a"} for i in range(3)])
+        return vf.SingleTurnEnv(dataset=ds, eval_dataset=ds)
+''')
+
+
+def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "environments" / "plain_run_env"
+    folder.mkdir(parents=True)
+    (folder / "plain_run_env.py").write_text(PLAIN_ENV)
+    monkeypatch.chdir(tmp_path)
+
+
+async def test_a_run_whose_every_rollout_errored_is_marked_failed(tmp_path: Path, serve,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _env(tmp_path, monkeypatch)
+    config = EvalConfig(env_id="plain-run-env", api_base_url=serve("echo", fail_first=100, fail_status=503),
+                        num_examples=3, rollouts_per_example=1, max_retries=0, output_dir=tmp_path / "out")
+    outputs, metadata, run_dir = await run_eval(config)
+    assert len(outputs) == 3 and all(o["error"] for o in outputs)
+    assert metadata["status"] == "failed"
+    assert metadata["error"].startswith("all 3 rollouts failed; first error: ModelError:")
+    assert json.loads((run_dir / "metadata.json").read_text())["status"] == "failed"
+
+
+async def test_a_run_with_some_errored_rollouts_is_complete(tmp_path: Path, serve,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    _env(tmp_path, monkeypatch)
+    config = EvalConfig(env_id="plain-run-env", api_base_url=serve("echo", fail_first=1, fail_status=503),
+                        num_examples=3, rollouts_per_example=1, max_retries=0, max_concurrent=1,
+                        output_dir=tmp_path / "out")
+    outputs, metadata, _ = await run_eval(config)
+    assert sum(bool(o["error"]) for o in outputs) == 1
+    assert metadata["status"] == "complete" and "error" not in metadata
+
+
+async def test_a_run_that_cannot_start_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _env(tmp_path, monkeypatch)
+    monkeypatch.delenv("SOME_UNSET_KEY", raising=False)
+    config = EvalConfig(env_id="plain-run-env", api_base_url="https://api.example.com/v1",
+                        api_key_var="SOME_UNSET_KEY", output_dir=tmp_path / "out")
+    with pytest.raises(UsageError, match="no API key"):
+        await run_eval(config)
+    bad_header = config.model_copy(update={"api_base_url": "http://127.0.0.1:9/v1", "headers": ["no-colon"]})
+    with pytest.raises(UsageError, match="bad --header"):
+        await run_eval(bad_header)
+    assert not (tmp_path / "out").exists()
