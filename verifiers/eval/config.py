@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 
 class EvalConfig(BaseModel):
@@ -38,20 +38,12 @@ class EvalConfig(BaseModel):
     max_retries: int = Field(3, ge=0, description="Retries of a failed model request (5xx, 429, timeouts) "
                                                   "with backoff.")
 
-    @field_validator("num_examples")
+    @field_validator("num_examples", "max_concurrent")
     @classmethod
-    def _all_or_positive(cls, value: int) -> int:
-        # 0 and other negatives used to mean "all" by accident; only -1 says so on purpose.
+    def _minus_one_or_positive(cls, value: int, info: ValidationInfo) -> int:
+        # -1 is the original's "all examples" / "no cap"; 0 and other negatives used to mean "all" by accident.
         if value != -1 and value < 1:
-            raise ValueError("must be -1 (all) or >= 1")
-        return value
-
-    @field_validator("max_concurrent")
-    @classmethod
-    def _no_cap_or_positive(cls, value: int) -> int:
-        # -1 is the original API's "no semaphore"; 0 would deadlock and other negatives mean nothing.
-        if value != -1 and value < 1:
-            raise ValueError("must be -1 (no cap) or >= 1")
+            raise ValueError(f"must be -1 ({_MINUS_ONE[info.field_name or '']}) or >= 1")
         return value
 
     @field_validator("api_base_url")
@@ -67,6 +59,7 @@ class EvalConfig(BaseModel):
         return args
 
 
+_MINUS_ONE = {"num_examples": "all", "max_concurrent": "no cap"}
 _LOCAL_HOSTS = ("localhost", "0.0.0.0", "::1")
 _BOUND_TEXT = {"ge": ">= {}", "gt": "> {}", "le": "<= {}", "lt": "< {}"}
 
