@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from hub_server.client.config import DEFAULT_HUB_URL
 from hub_server.distributions import parse_filename
 from hub_server.errors import BadRequest, Conflict, Forbidden, HubError, NotAuthenticated, NotFound, RateLimited
 
@@ -27,6 +28,15 @@ def _raise_for(response: httpx.Response) -> None:
         raise RateLimited(str(detail), int(response.headers.get("retry-after", "60")))
     error = _ERRORS.get(response.status_code, HubError)
     raise error(f"{response.status_code}: {detail}")
+
+
+def _hub_shaped(response: httpx.Response) -> bool:
+    """Whether an error response has the Hub's JSON API error body (``{"detail": ...}``)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and "detail" in body
 
 
 def _digests(path: Path) -> dict[str, str]:
@@ -54,10 +64,22 @@ class HubClient:
         self._http.close()
 
     def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = self._http.request(method, f"/api/v1{path}", **kwargs)
+        response = self._send(method, f"/api/v1{path}", **kwargs)
+        if not response.is_success and not _hub_shaped(response):
+            # e.g. the README's scripted model server on the default port: its 404 would read as "no such project"
+            raise HubError(f"{self.url} does not look like an Environments Hub: it answered {response.status_code} "
+                           f"to {method} /api/v1{path} with {response.text.strip()[:200]!r}. Point vf-hub at the Hub "
+                           f"with --hub URL or VF_HUB_URL (default {DEFAULT_HUB_URL}).")
         _raise_for(response)
         result: dict[str, Any] = response.json()
         return result
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return self._http.request(method, url, **kwargs)
+        except httpx.TransportError as error:
+            raise HubError(f"cannot reach the Hub at {self.url} ({type(error).__name__}: {error}); start one with "
+                           "vf-hub serve, or point vf-hub at it with --hub URL or VF_HUB_URL") from None
 
     def whoami(self) -> dict[str, Any]:
         return self._call("GET", "/whoami")
@@ -99,7 +121,7 @@ class HubClient:
                   "version": str(parsed.version), "filetype": parsed.packagetype, **_digests(path)}
         endpoint = f"/{owner}/legacy/" if owner else "/legacy/"
         with open(path, "rb") as handle:
-            response = self._http.post(endpoint, data=fields,
-                                       files={"content": (path.name, handle, "application/octet-stream")})
+            response = self._send("POST", endpoint, data=fields,
+                                  files={"content": (path.name, handle, "application/octet-stream")})
         _raise_for(response)
         return response.text.strip()

@@ -49,7 +49,11 @@ def install_command(target: InstallTarget, installer: str, token: str | None, py
         return [sys.executable, "-m", "pip", "--python", python, *pip_command(target, token)[3:]]
     if installer == "uv":
         command = uv_command(target, token, python)
-        uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+        beside = Path(sys.executable).parent / "uv"
+        uv = shutil.which("uv") or (str(beside) if beside.is_file() else None)
+        if uv is None:
+            raise BadRequest("uv, the default installer, is not installed here (not on PATH nor beside this "
+                             "Python): install it (pip install uv) or use --with pip")
         return [uv, *command[1:]]
     raise BadRequest(f"installer must be one of {', '.join(INSTALLERS)}, not {installer!r}")
 
