@@ -41,7 +41,7 @@ from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP, InferenceConfig
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
 from trainer_adapter.loss import LossConfig
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.tiny import ModelConfig, check_model_folder, load_model
 from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
@@ -244,6 +244,8 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         return 0
     name = config.orchestrator.model_name
     env, task_weights = load_env_mix(config.env_entries())  # a bad env fails before the folder is touched
+    if config.model.path is not None and not (root / "base").is_dir():
+        check_model_folder(config.model.path)  # so does a bad model.path (a resumed run starts from base/)
     with ExitStack() as stack:
         stack.callback(lock_run_folder(root).close)  # held until this process ends, however it ends
         if point is None:

@@ -131,3 +131,16 @@ def test_an_unknown_environment_in_a_mix_is_named_before_anything_starts(tmp_pat
     assert result.exit_code == 1, result.output
     assert "Error: envs.1 ('no-such-env'): Could not import" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()  # the folder is not touched
+
+
+def test_a_model_path_that_is_not_a_model_folder_is_named_before_anything_starts(tmp_path: Path) -> None:
+    path = tmp_path / "rl.toml"
+    path.write_text(f'output_dir = "{tmp_path / "out"}"\n[env]\nid = "arithmetic"\n[model]\n'
+                    f'path = "{tmp_path / "nope"}"\n[inference]\npython = "{sys.executable}"\n')
+    result = runner.invoke(app, ["rl", str(path)])
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())  # the runner may wrap long lines
+    assert "Error: model.path" in output and "is not a Hugging Face model folder (no config.json)" in output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()  # the folder is not touched
+

@@ -82,11 +82,16 @@ def parameter_count(config: ModelConfig) -> int:
     return config.num_layers * layer + VOCAB_SIZE * h + h
 
 
+def check_model_folder(path: Path) -> None:
+    """Raise :class:`TrainerConfigError` unless ``path`` is a Hugging Face model folder (has ``config.json``)."""
+    if not (path / "config.json").is_file():
+        raise TrainerConfigError(f"model.path {path} is not a Hugging Face model folder (no config.json)")
+
+
 def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The model (float32, training mode, SDPA attention) and its tokenizer."""
     if config.path is not None:
-        if not (config.path / "config.json").is_file():
-            raise TrainerConfigError(f"model.path {config.path} is not a Hugging Face model folder (no config.json)")
+        check_model_folder(config.path)
         model = AutoModelForCausalLM.from_pretrained(config.path, dtype=torch.float32, attn_implementation="sdpa")
         tokenizer = AutoTokenizer.from_pretrained(config.path)
     else:
