@@ -123,24 +123,24 @@ def test_rl_resume_without_a_run_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "there is no run to resume" in " ".join(result.output.split())
 
 
-def test_an_unknown_environment_in_a_mix_is_named_before_anything_starts(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        ('[[envs]]\nid = "arithmetic"\n[[envs]]\nid = "no-such-env"\n',
+         "Error: envs.1 ('no-such-env'): Could not import"),
+        ('[env]\nid = "arithmetic"\n[model]\npath = "NOPE"\n',
+         "Error: model.path NOPE is not a Hugging Face model folder (no config.json)"),
+    ],
+    ids=["unknown environment in a mix", "model.path without a model"],
+)
+def test_a_bad_environment_or_model_is_named_before_anything_starts(tmp_path: Path, sections: str,
+                                                                     message: str) -> None:
+    nope = str(tmp_path / "nope")
     path = tmp_path / "rl.toml"
-    path.write_text(f'output_dir = "{tmp_path / "out"}"\n[[envs]]\nid = "arithmetic"\n[[envs]]\nid = "no-such-env"\n'
+    path.write_text(f'output_dir = "{tmp_path / "out"}"\n{sections.replace("NOPE", nope)}'
                     f'[inference]\npython = "{sys.executable}"\n')
-    result = runner.invoke(app, ["rl", str(path)])
+    result = runner.invoke(app, ["rl", str(path)], env={"COLUMNS": "300"})
     assert result.exit_code == 1, result.output
-    assert "Error: envs.1 ('no-such-env'): Could not import" in result.output and "Traceback" not in result.output
-    assert not (tmp_path / "out").exists()  # the folder is not touched
-
-
-def test_a_model_path_that_is_not_a_model_folder_is_named_before_anything_starts(tmp_path: Path) -> None:
-    path = tmp_path / "rl.toml"
-    path.write_text(f'output_dir = "{tmp_path / "out"}"\n[env]\nid = "arithmetic"\n[model]\n'
-                    f'path = "{tmp_path / "nope"}"\n[inference]\npython = "{sys.executable}"\n')
-    result = runner.invoke(app, ["rl", str(path)])
-    assert result.exit_code == 1, result.output
-    output = " ".join(result.output.split())  # the runner may wrap long lines
-    assert "Error: model.path" in output and "is not a Hugging Face model folder (no config.json)" in output
-    assert "Traceback" not in result.output
+    assert message.replace("NOPE", nope) in " ".join(result.output.split()) and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()  # the folder is not touched
 
