@@ -29,9 +29,12 @@ class OptimizerConfig(BaseModel):
 
 def build_optimizer(model: torch.nn.Module, config: OptimizerConfig) -> torch.optim.AdamW:
     """AdamW over the model's parameters (sharded ones included)."""
-    # foreach=False: the per-parameter path works with FSDP2's DTensors on every backend.
+    params = list(model.parameters())
+    # FSDP2's DTensors take the per-parameter path (it works on every backend); plain tensors the faster
+    # multi-tensor one, PyTorch's default.
+    sharded = any(hasattr(p, "full_tensor") for p in params)
     return torch.optim.AdamW(
-        model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay, foreach=False
+        params, lr=config.lr, betas=config.betas, weight_decay=config.weight_decay, foreach=False if sharded else None
     )
 
 
