@@ -210,7 +210,7 @@ def vf_eval_command(config: MainJobConfig, base_url: str, model: str, greedy: bo
     replies, temperature = (1, 0.0) if greedy else (ev.rollouts_per_example, ev.temperature)
     return [
         *_console_script("vf-eval", "cli.vf_eval"), ENV_ID, "-m", model, "-b", base_url, "-k", "VF_MAIN_JOB_KEY",
-        "-n", str(ev.num_examples), "-r", str(replies), "-c", "64",
+        "-n", str(ev.num_examples), "-r", str(replies), "-c", "512", "--coalesce-requests",
         "-t", str(config.max_tokens), "-T", str(temperature), "-a", json.dumps(config.env_args()),
         "-o", str(config.output_dir),
     ]  # fmt: skip

@@ -232,6 +232,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     """
     from trainer_adapter.inference.vllm_server import InferenceServer
     from trainer_adapter.inference.weights_client import WeightsClient
+    from verifiers.clients import CoalescingClient
     from verifiers.http import make_openai_client
 
     if not config.inference.urls and not config.inference.python.exists():
@@ -265,8 +266,11 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         # Connections idle while the trainer steps; kept past that, a step reuses the last one's instead of
         # opening batch-size new ones (servers started here keep them longer still: InferenceConfig.keep_alive_s;
         # one that closes earlier costs a transparent reconnect).
-        clients = [make_openai_client(url, api_key="local", max_retries=3, keepalive_expiry=CLIENT_KEEPALIVE_S)
-                   for url in urls]
+        clients: list[Any] = [
+            make_openai_client(url, api_key="local", max_retries=3, keepalive_expiry=CLIENT_KEEPALIVE_S) for url in urls
+        ]
+        if config.orchestrator.coalesce_requests:
+            clients = [CoalescingClient(client) for client in clients]
         updaters = [WeightsClient(url) for url in urls]
         orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights,
                                     state_every=config.trainer.checkpoint.every)

@@ -79,6 +79,7 @@ _LAZY: dict[str, str] = {
     "Tool": "verifiers.tools.schema",
     "OpenAIChatCompletionsClient": "verifiers.clients",
     "OpenAICompletionsClient": "verifiers.clients",
+    "CoalescingClient": "verifiers.clients",
     "UsageError": "verifiers.errors",
     "JudgeError": "verifiers.rubrics.judge_rubric",
 }

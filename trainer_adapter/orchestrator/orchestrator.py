@@ -107,6 +107,11 @@ class OrchestratorConfig(BaseModel):
         256, gt=0, description="Stop with an error after this many groups in a row gave the batch nothing (equal "
         "rewards, filtered, failed): the batch could otherwise never fill.",
     )
+    coalesce_requests: bool = Field(
+        True, description="Send a group's identical model calls (its rollouts' shared first turn) as one request with "
+        "n replies (verifiers.CoalescingClient): the server pays its per-request cost and the prefill once, 3.6x "
+        "faster for the tiny model on CPU. false: one request per rollout (a server that ignores n).",
+    )
 
 
 @dataclass

@@ -37,6 +37,9 @@ class EvalConfig(BaseModel):
     timeout: float = Field(600.0, gt=0, description="Seconds before one model request times out.")
     max_retries: int = Field(3, ge=0, description="Retries of a failed model request (5xx, 429, timeouts) "
                                                   "with backoff.")
+    coalesce_requests: bool = Field(False, description="Send the identical requests of an example's rollouts "
+                                    "that start together as one request with n replies (vLLM and OpenAI support "
+                                    "n; the server pays for the prompt once). Seeded requests always go alone.")
 
     @field_validator("num_examples", "max_concurrent")
     @classmethod

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 from openai import AsyncOpenAI
 
+from verifiers.clients import CoalescingClient
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig
 from verifiers.eval.engine import expand_rollouts, generate
@@ -49,12 +50,14 @@ def _parse_headers(headers: list[str]) -> dict[str, str]:
     return parsed
 
 
-def make_client(config: EvalConfig) -> AsyncOpenAI:
-    """The run's model client: :func:`verifiers.http.make_openai_client` with the run's limits and headers."""
+def make_client(config: EvalConfig) -> AsyncOpenAI | CoalescingClient:
+    """The run's model client: :func:`verifiers.http.make_openai_client` with the run's limits and headers
+    (in a :class:`~verifiers.clients.CoalescingClient` with ``coalesce_requests``)."""
     cap = config.max_concurrent if config.max_concurrent > 0 else 1000  # -1: no cap on rollouts
     # Retries are the rollout's (with backoff and counting), not the client's.
-    return make_openai_client(config.api_base_url, api_key=_api_key(config), timeout=config.timeout,
-                              max_connections=cap * 2, headers=_parse_headers(config.headers), max_retries=0)
+    client = make_openai_client(config.api_base_url, api_key=_api_key(config), timeout=config.timeout,
+                                max_connections=cap * 2, headers=_parse_headers(config.headers), max_retries=0)
+    return CoalescingClient(client) if config.coalesce_requests else client
 
 
 def new_run_dir(config: EvalConfig) -> Path:

@@ -32,13 +32,14 @@ from openai.resources.completions import AsyncCompletions as _AsyncCompletions
 from openai.types import Completion
 from openai.types.chat import ChatCompletion
 
-from verifiers.clients import OpenAIChatCompletionsClient
+from verifiers.clients import CoalescingClient, OpenAIChatCompletionsClient
 from verifiers.errors import (
     EmptyModelResponseError,
     MalformedModelResponseError,
     ModelError,
     OverlongPromptError,
 )
+from verifiers.rollout.coalesce import RequestCoalescer, merge_key
 
 logger = logging.getLogger("verifiers.rollout")
 
@@ -131,8 +132,18 @@ async def _post(client: openai.AsyncOpenAI, path: str, cast_to: type, parameters
     return await client.post(path, body=body, options=options, cast_to=cast_to)  # type: ignore[arg-type]
 
 
+async def _send(client: openai.AsyncOpenAI, coalescer: RequestCoalescer | None, path: str, cast_to: type,
+                parameters: frozenset[str], given: dict[str, Any], args: dict[str, Any]) -> Any:
+    """``_post``, merged with identical concurrent requests when the client coalesces."""
+    key = merge_key(path, {**given, **args}) if coalescer is not None else None
+    if coalescer is None or key is None:
+        return await _post(client, path, cast_to, parameters, given, args)
+    return await coalescer.request(
+        key, lambda n: _post(client, path, cast_to, parameters, given, args if n == 1 else {**args, "n": n}))
+
+
 def _async_openai(client: Any) -> openai.AsyncOpenAI | None:
-    if isinstance(client, OpenAIChatCompletionsClient):
+    if isinstance(client, (OpenAIChatCompletionsClient, CoalescingClient)):
         client = client.client
     return client if isinstance(client, openai.AsyncOpenAI) else None
 
@@ -140,19 +151,20 @@ def _async_openai(client: Any) -> openai.AsyncOpenAI | None:
 async def _call(client: Any, model: str, prompt: Any, tools: list | None, args: dict[str, Any],
                 message_type: str) -> Any:
     direct = None if args.get("stream") else _async_openai(client)
+    coalescer = client.coalescer if isinstance(client, CoalescingClient) else None
     if message_type == "chat":
         if tools:
             args = {**args, "tools": tools}
         if "modalities" not in args and _has_audio(prompt):
             args["modalities"] = ["text"]
         if direct is not None:
-            return await _post(direct, "/chat/completions", ChatCompletion, _CHAT_PARAMETERS,
+            return await _send(direct, coalescer, "/chat/completions", ChatCompletion, _CHAT_PARAMETERS,
                                {"model": model, "messages": prompt}, args)
         return await client.chat.completions.create(model=model, messages=prompt, **args)
     if tools:
         raise ValueError("tools are not supported with message_type='completion'")
     if direct is not None:
-        return await _post(direct, "/completions", Completion, _COMPLETION_PARAMETERS,
+        return await _send(direct, coalescer, "/completions", Completion, _COMPLETION_PARAMETERS,
                            {"model": model, "prompt": prompt}, args)
     return await client.completions.create(model=model, prompt=prompt, **args)
 

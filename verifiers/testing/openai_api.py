@@ -104,26 +104,29 @@ class ScriptedApi:
         except BadRequest as e:
             return 400, error_body(400, str(e), e.param)
         self.recent_requests.append(request)
-        try:
-            reply = await self._ask_policy(request)
-        except Exception as e:  # a policy bug must answer 500, not kill the server; counted and logged
-            self.policy_errors += 1
-            logger.exception("scripted policy raised")
-            return 500, error_body(500, f"policy raised {type(e).__name__}: {e}")
-        await asyncio.sleep(delay + reply.delay_s)
-        if reply.raw_body is not None:
-            return reply.status, reply.raw_body
-        if reply.status != 200:
-            return reply.status, error_body(reply.status, reply.content or f"scripted status {reply.status}")
+        replies = []
+        for _ in range(int(body.get("n") or 1)):  # n replies: the policy is asked once for each, as for n requests
+            try:
+                replies.append(await self._ask_policy(request))
+            except Exception as e:  # a policy bug must answer 500, not kill the server; counted and logged
+                self.policy_errors += 1
+                logger.exception("scripted policy raised")
+                return 500, error_body(500, f"policy raised {type(e).__name__}: {e}")
+        await asyncio.sleep(delay + max(r.delay_s for r in replies))
+        for reply in replies:
+            if reply.raw_body is not None:
+                return reply.status, reply.raw_body
+            if reply.status != 200:
+                return reply.status, error_body(reply.status, reply.content or f"scripted status {reply.status}")
         self._ids += 1
-        if kind == "chat":
-            return 200, self._chat_body(request, reply)
-        return 200, self._completion_body(request, reply)
+        make = self._chat_body if kind == "chat" else self._completion_body
+        bodies = [make(request, reply) for reply in replies]
+        return 200, _one_body(bodies)
 
     def _parse(self, body: dict[str, Any], kind: str, headers: dict[str, str]) -> ScriptedRequest:
         n = body.get("n")
-        if n not in (None, 1):
-            raise BadRequest("the scripted server only supports n=1", "n")
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 128):
+            raise BadRequest(f"n must be an integer from 1 to 128, got {n!r}", "n")
         if body.get("stream"):
             raise BadRequest("the scripted server does not stream", "stream")
         limit = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -253,6 +256,16 @@ class ScriptedApi:
     def _token_entry(self, token_id: int, logprob: float, as_ids: bool) -> dict[str, Any]:
         token = f"token_id:{token_id}" if as_ids else self.tokenizer.convert_ids_to_tokens(token_id)
         return {"token": token, "logprob": logprob, "bytes": list(self.tokenizer.token_bytes(token_id))}
+
+
+def _one_body(bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The response to a request with ``n`` replies: the first body, carrying every body's choice in order."""
+    body = bodies[0]
+    body["choices"] = [{**b["choices"][0], "index": i} for i, b in enumerate(bodies)]
+    completion = sum(b["usage"]["completion_tokens"] for b in bodies)
+    body["usage"] = {**body["usage"], "completion_tokens": completion,
+                     "total_tokens": body["usage"]["prompt_tokens"] + completion}
+    return body
 
 
 def _tool_call(call: dict[str, Any], index: int) -> dict[str, Any]:

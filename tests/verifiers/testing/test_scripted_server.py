@@ -194,7 +194,8 @@ def test_server_wide_delay():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"n": 2}, "n=1"),
+        ({"n": 0}, "n must be an integer from 1 to 128"),
+        ({"n": 129}, "n must be"),
         ({"max_tokens": 0}, "max_tokens"),
         ({"messages": []}, "messages"),
         ({"extra_body": {"stream": True}}, "stream"),
@@ -206,6 +207,26 @@ def test_bad_chat_requests_are_400s(sync_client, kwargs, match):
     with pytest.raises(openai.BadRequestError, match=match) as info:
         sync_client.chat.completions.create(**args)
     assert info.value.body["type"] == "invalid_request_error"  # type: ignore[index]
+
+
+def test_n_replies_ask_the_policy_n_times_in_one_request():
+    calls: list[int] = []
+
+    def counting(request: ScriptedRequest) -> str:
+        calls.append(1)
+        return f"reply {len(calls)}"
+
+    with ScriptedServer(policy=counting).running() as base_url:
+        with openai.OpenAI(base_url=base_url, api_key="x", max_retries=0) as client:
+            chat = client.chat.completions.create(model="m", messages=USER, n=3, logprobs=True,
+                                                  extra_body={"return_token_ids": True})
+            text = client.completions.create(model="m", prompt="hi", n=2)
+    assert [c.message.content for c in chat.choices] == ["reply 1", "reply 2", "reply 3"]
+    assert [c.index for c in chat.choices] == [0, 1, 2]
+    ids = [c.token_ids for c in chat.choices]  # type: ignore[attr-defined]
+    assert chat.usage is not None and chat.usage.completion_tokens == sum(len(i) for i in ids)
+    assert all(len(c.logprobs.content) == len(i) for c, i in zip(chat.choices, ids))  # type: ignore[union-attr]
+    assert [c.text for c in text.choices] == ["reply 4", "reply 5"]
 
 
 def test_bad_completion_prompt_is_400(sync_client):
