@@ -2,9 +2,10 @@
 
 Every option is a field of :class:`verifiers.eval.run.EvalConfig` (its help is
 the field's description). Results stream to ``results.jsonl`` in the run
-folder; ``-R/--resume [RUN_DIR]`` continues a killed run (the newest run of
-this env and model when no folder is given). ``--push`` then puts the finished
-run on the environment's Hub leaderboard (``verifiers.eval.push``).
+folder; ``-R/--resume [RUN_DIR]`` continues a killed run with its own model, server
+and sampling (the newest run of this env, and of ``-m`` if given, when no folder is
+given). ``--push`` then puts the finished run on the environment's Hub leaderboard
+(``verifiers.eval.push``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from verifiers.errors import Error, UsageError
 from verifiers.eval.config import EvalConfig, config_problems
 from verifiers.eval.push import TOKEN_VAR, PushConfig
+from verifiers.loading import parse_env_id
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 _LATEST = "latest"
@@ -87,24 +89,37 @@ def _print_invalid(error: ValidationError, console: Console) -> None:
         console.print(f"[bold red]error:[/] {escape(name(field))} {escape(text)}")
 
 
-def _latest_run(config: EvalConfig) -> Path:
+def _latest_run(config: EvalConfig, model: str | None) -> Path:
+    """The newest run folder of ``config``'s environment (and of ``model``, when the command names one)."""
     from verifiers.eval.run import new_run_dir
 
-    parent = new_run_dir(config).parent
-    runs = sorted((p for p in parent.glob("*") if (p / "metadata.json").is_file()), key=lambda p: p.stat().st_mtime)
+    parent = new_run_dir(config).parent.parent
+    pattern = f"{parse_env_id(config.env_id).name}--{model.replace('/', '--') if model else '*'}/*"
+    runs = sorted((p for p in parent.glob(pattern) if (p / "metadata.json").is_file()),
+                  key=lambda p: p.stat().st_mtime)
     if not runs:
-        raise UsageError(f"no run to resume under {parent}")
+        which = f"{config.env_id} with model {model}" if model else config.env_id
+        raise UsageError(f"no run of {which} to resume under {parent}")
     return runs[-1]
+
+
+def _default(field: str) -> str:
+    return str(EvalConfig.model_fields[field].default)
+
+
+def _given(**options: Any) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None}
 
 
 @app.command()
 def eval_command(
     env_id: str = typer.Argument(..., help=_help("env_id")),
     env_args: str | None = typer.Option(None, "--env-args", "-a", help=_help("env_args")),
-    model: str = typer.Option("gpt-4.1-mini", "--model", "-m", help=_help("model")),
-    api_base_url: str = typer.Option("https://api.openai.com/v1", "--api-base-url", "-b",
-                                     help=_help("api_base_url")),
-    api_key_var: str = typer.Option("OPENAI_API_KEY", "--api-key-var", "-k", help=_help("api_key_var")),
+    model: str | None = typer.Option(None, "--model", "-m", help=_help("model"), show_default=_default("model")),
+    api_base_url: str | None = typer.Option(None, "--api-base-url", "-b", help=_help("api_base_url"),
+                                            show_default=_default("api_base_url")),
+    api_key_var: str | None = typer.Option(None, "--api-key-var", "-k", help=_help("api_key_var"),
+                                           show_default=_default("api_key_var")),
     header: list[str] = typer.Option([], "--header", help=_help("headers")),
     num_examples: int | None = typer.Option(None, "--num-examples", "-n", help=_default_help("num_examples"),
                                             show_default=False),
@@ -121,12 +136,15 @@ def eval_command(
     save_results: bool = typer.Option(True, "--save-results", "-s",
                                       help="Results are always saved (kept for compatibility)."),
     resume: str | None = typer.Option(None, "--resume", "-R",
-                                      help="Continue a killed run: its folder, or nothing for the newest run "
-                                           "of this env and model."),
+                                      help="Continue a run: its folder, or nothing for the newest run of this env "
+                                           "(and of -m, if given). It keeps the run's model, server, sampling and "
+                                           "rows; -b, -k, --header and -c given here replace the saved ones. "
+                                           "Groups with an errored rollout run again."),
     pass_threshold: float = typer.Option(0.5, "--pass-threshold", help=_help("pass_threshold")),
     independent_scoring: bool = typer.Option(False, "--independent-scoring", "-i", help=_help("independent_scoring")),
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
     max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
+    coalesce_requests: bool = typer.Option(False, "--coalesce-requests", help=_help("coalesce_requests")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
     push: bool = typer.Option(False, "--push",
                               help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
@@ -140,12 +158,15 @@ def eval_command(
         given = {"num_examples": num_examples, "rollouts_per_example": rollouts_per_example,
                  "max_concurrent": max_concurrent, "max_tokens": max_tokens, "temperature": temperature,
                  "sampling_args": _json_object(sampling_args, "--sampling-args")}
+        connection = {"api_base_url": api_base_url, "api_key_var": api_key_var, "headers": header or None,
+                      "max_concurrent": max_concurrent}
+        connection = {k: v for k, v in connection.items() if v is not None}  # what this command line says
         config = EvalConfig(
-            env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, model=model,
-            api_base_url=api_base_url, api_key_var=api_key_var, headers=header,
+            env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, **_given(model=model),
+            **{k: v for k, v in connection.items() if k != "max_concurrent"},
             max_concurrent_scoring=max_concurrent_scoring, output_dir=output_dir,
             pass_threshold=pass_threshold, independent_scoring=independent_scoring, timeout=timeout,
-            max_retries=max_retries,
+            max_retries=max_retries, coalesce_requests=coalesce_requests,
             **_env_defaults(env_id) | {k: v for k, v in given.items() if v is not None},
         )
         push_config = PushConfig(hub=hub)
@@ -153,13 +174,15 @@ def eval_command(
             raise UsageError(f"--push needs an API token: set {TOKEN_VAR} (vf-hub token create --permission publish)")
         run_dir = None
         if resume is not None:
-            run_dir = _latest_run(config) if resume == _LATEST else Path(resume)
             from verifiers.eval.run import load_run_config
 
+            run_dir = _latest_run(config, model) if resume == _LATEST else Path(resume)
             saved = load_run_config(run_dir)
-            # The run's identity comes from the folder; how to reach the server comes from this command.
-            config = saved.model_copy(update={"api_base_url": api_base_url, "api_key_var": api_key_var,
-                                              "headers": header, "max_concurrent": config.max_concurrent})
+            if parse_env_id(saved.env_id).name != parse_env_id(env_id).name:
+                raise UsageError(f"{run_dir} is a run of {saved.env_id}, not of {env_id}")
+            # The run's model, server, sampling and rows come from its folder; how to reach the server now
+            # may come from this command line.
+            config = EvalConfig.model_validate({**saved.model_dump(), **connection})
         outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume is not None, console)
     except ValidationError as error:
         _print_invalid(error, console)

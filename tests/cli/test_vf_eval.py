@@ -42,9 +42,10 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def vf_eval(workdir: Path, *args: str, wait: bool = True, **kwargs):
+def vf_eval(workdir: Path, *args: str, wait: bool = True, unset: tuple[str, ...] = (), **kwargs):
     cmd = [sys.executable, "-m", "cli.vf_eval", *args]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "COLUMNS": "200"}
+    env = {k: v for k, v in env.items() if k not in unset}
     if not wait:
         return subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=120, **kwargs)
@@ -256,3 +257,24 @@ def test_a_bad_eval_table_value_names_its_file(workdir: Path) -> None:
     assert done.returncode == 2
     assert "pyproject.toml: bad [tool.verifiers.eval] value (rollouts_per_example" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_resume_reuses_the_runs_model_server_and_sampling_and_retries_errored_groups(workdir: Path) -> None:
+    from verifiers.testing import ScriptedServer
+
+    server = ScriptedServer("reverse", fail_first=2, fail_status=503)
+    with server.running() as url:
+        first = vf_eval(workdir, "cli-env", "-m", "my-model", "-b", url, "-n", "4", "-r", "2", "-c", "1",
+                        "-T", "0.7", "--max-retries", "0")
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert "warning:" in first.stderr and "2 of 8 rollouts failed" in first.stderr, first.stderr
+        again = vf_eval(workdir, "cli-env", "-R", unset=("OPENAI_API_KEY",))  # no -m, -b or key: all from the run
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "warning" not in again.stderr
+    results = _run_dir(workdir) / "results.jsonl"
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert sorted((o["example_id"], o["rollout_index"]) for o in lines) == [(e, r) for e in range(4) for r in range(2)]
+    assert not any(o["error"] for o in lines)
+    resumed = server.recent_requests[-1]
+    assert resumed.model == "my-model" and resumed.sampling["temperature"] == 0.7

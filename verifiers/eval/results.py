@@ -2,8 +2,9 @@
 
 A group is written with a single ``write`` and flushed, so after ``kill -9``
 the file holds complete groups plus at most one torn tail. Resuming keeps only
-complete groups (every rollout of the example present, every line valid JSON),
-rewrites the file to exactly those, and runs the rest.
+complete groups (every rollout of the example present, every line valid JSON, no
+rollout that recorded an error), rewrites the file to exactly those, and runs the
+rest: a group that met a dead server runs again rather than staying an error.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def _group_key(output: dict[str, Any]) -> tuple[str, int]:
 
 
 def load_complete_groups(path: Path, rollouts_per_example: int) -> list[dict[str, Any]]:
-    """The outputs of every complete group in ``path``; the file is rewritten to hold only those."""
+    """The outputs of every complete group without an errored rollout in ``path``; the file is rewritten to hold
+    only those (the others run again)."""
     if not path.exists():
         return []
     groups: dict[tuple[str, int], dict[int, dict[str, Any]]] = defaultdict(dict)
@@ -59,7 +61,8 @@ def load_complete_groups(path: Path, rollouts_per_example: int) -> list[dict[str
         if isinstance(output, dict) and "example_id" in output:
             groups[_group_key(output)][int(output.get("rollout_index", 0))] = output
     complete = [
-        group[r] for group in groups.values() if len(group) >= rollouts_per_example
+        group[r] for group in groups.values()
+        if len(group) >= rollouts_per_example and not any(o.get("error") for o in group.values())
         for r in sorted(group)
     ]
     tmp = path.with_suffix(".jsonl.tmp")

@@ -26,3 +26,13 @@ def test_torn_tail_and_partial_groups_are_dropped(tmp_path: Path) -> None:
 
 def test_missing_file_means_nothing_done(tmp_path: Path) -> None:
     assert load_complete_groups(tmp_path / "none.jsonl", 3) == []
+
+
+def test_a_group_with_an_errored_rollout_runs_again(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.append_group([_out(0, 0), {**_out(0, 1), "error": "ModelError: Connection error."}])
+        writer.append_group([_out(1, 0), _out(1, 1)])
+    kept = load_complete_groups(path, rollouts_per_example=2)
+    assert [(o["example_id"], o["rollout_index"]) for o in kept] == [(1, 0), (1, 1)]
+    assert len(path.read_text().splitlines()) == 2
