@@ -39,8 +39,8 @@ def init(
         return
     typer.echo(f"Created {root}\n")
     typer.echo("Next steps:")
-    typer.echo(f"  pip install -e {root}")
-    typer.echo(f"  pytest {root / 'tests'}")
+    typer.echo(f"  pip install -e '{root}[test]'")
+    typer.echo(f"  python -m pytest {root / 'tests'}")  # this venv's pytest, never another one on PATH
     typer.echo(f"  vf-eval {env.dist}")
 
 

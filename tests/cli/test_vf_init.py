@@ -90,3 +90,25 @@ def test_generated_package_tests_pass(tmp_path: Path, multi_file: bool) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 passed" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_printed_next_steps_pass_from_a_project_whose_pytest_settings_need_a_missing_plugin(
+    tmp_path: Path,
+) -> None:
+    # A newcomer's checkout: the project's pytest settings name pytest-asyncio's option; in the main job's venv
+    # that plugin is absent (simulated by -p no:asyncio), which used to warn "Unknown config option".
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nasyncio_mode = "auto"\n')
+    made = _vf_init("next-env", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    steps = made.stdout.split("Next steps:")[1].strip().splitlines()
+    assert steps[0].strip().startswith("pip install -e '") and steps[0].strip().endswith("[test]'")
+    pytest_line = steps[1].split()
+    assert pytest_line[:3] == ["python", "-m", "pytest"], steps
+    result = subprocess.run(
+        [sys.executable, *pytest_line[1:], "-q", "-p", "no:cacheprovider", "-p", "no:asyncio", "-W", "error"],
+        cwd=tmp_path, env=_env(extra_path=tmp_path / "environments" / "next_env"),
+        capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout and "Unknown config option" not in result.stdout + result.stderr
