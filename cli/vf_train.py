@@ -42,6 +42,9 @@ _RESUME_HELP = ("Continue the run in output_dir from its newest checkpoint (trai
                 "orchestrator state); it must have been started with the same config.")
 
 
+_CHECK_HELP = "Only check the config and options (exit status 2 with the reason if one is wrong); nothing runs."
+
+
 def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool = False) -> Callable[..., None]:
     """A typer command taking CONFIG plus one option per config field, all validated by ``config_cls``.
 
@@ -50,13 +53,16 @@ def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool 
     fields = flat_fields(config_cls)
     by_param = {f.path.replace(".", "__"): f.path for f in fields}
 
-    def command(config: Path, resume: bool = False, **options: str | None) -> None:
+    def command(config: Path, resume: bool = False, check: bool = False, **options: str | None) -> None:
         overrides = {by_param[k]: parse_value(v) for k, v in options.items() if v is not None}
         try:
             loaded = load_config(config_cls, config, overrides)
         except UsageError as e:
             typer.echo(f"Error: {e}", err=True)
             raise typer.Exit(2) from None
+        if check:
+            typer.echo(f"{config}: the config and options are valid")
+            raise typer.Exit(0)
         passed = [f"{by_param[k]}={v}" for k, v in options.items() if v is not None]
         raise typer.Exit(run(config, passed, loaded, resume=resume) if resume_flag else run(config, passed, loaded))
 
@@ -65,6 +71,8 @@ def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool 
     if resume_flag:
         params.append(inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False,
                                         annotation=Annotated[bool, typer.Option("--resume", help=_RESUME_HELP)]))
+    params.append(inspect.Parameter("check", inspect.Parameter.KEYWORD_ONLY, default=False,
+                                    annotation=Annotated[bool, typer.Option("--check", help=_CHECK_HELP)]))
     for f in fields:
         option = typer.Option(_flag(f.path), help=f.description, metavar=f.type_name.upper(), show_default=False)
         params.append(inspect.Parameter(f.path.replace(".", "__"), inspect.Parameter.KEYWORD_ONLY, default=None,

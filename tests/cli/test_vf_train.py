@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -45,6 +47,27 @@ def test_bad_config_exits_2_with_a_message(tmp_path: Path, toml: str, args: list
     result = runner.invoke(app, ["sft", str(path), *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_check_validates_and_runs_nothing(tmp_path: Path) -> None:
+    main_toml = Path(__file__).resolve().parents[2] / "configs" / "main_job" / "main.toml"
+    result = runner.invoke(app, ["main", str(main_toml), "--output-dir", str(tmp_path / "out"), "--check"])
+    assert result.exit_code == 0 and "the config and options are valid" in result.output
+    assert not (tmp_path / "out").exists()
+    result = runner.invoke(app, ["main", str(main_toml), "--rl.lr", "-1", "--check"])
+    assert result.exit_code == 2 and "rl.lr: Input should be greater than 0" in result.output
+
+
+@pytest.mark.slow
+def test_main_sh_names_a_typo_before_installing() -> None:
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".venv" / "bin" / "vf-train").exists():
+        pytest.fail("needs .venv (bash scripts/bootstrap.sh train)")
+    done = subprocess.run(["bash", str(root / "scripts" / "main.sh"), "--rl.step", "20"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 2
+    assert "No such option: --rl.step" in done.stderr and "--rl.steps" in done.stderr
+    assert "install:" not in done.stdout  # the install never started
 
 
 def test_missing_config_file_and_unknown_option(tmp_path: Path) -> None:
