@@ -19,6 +19,7 @@ import typer
 
 from hub_server.client import HubClient, build_dists, hub_token, hub_url, read_project, save_login
 from hub_server.client.check import check_package
+from hub_server.client.info_text import info_text
 from hub_server.client.install import INSTALLERS, install_command, redact, resolve_target, run_install
 from hub_server.errors import BadRequest, HubError, NotFound
 from hub_server.names import check_owner_name, parse_env_ref
@@ -342,14 +343,17 @@ def search(query: Annotated[str, typer.Argument(help="Text in the name, summary 
 
 
 @app.command()
-def info(ref: Annotated[str, typer.Argument(help="OWNER/NAME.")], hub: HubOpt = None, token: TokenOpt = None) -> None:
-    """Show an environment's versions and install commands (as JSON)."""
+def info(ref: Annotated[str, typer.Argument(help="OWNER/NAME.")], hub: HubOpt = None, token: TokenOpt = None,
+         as_json: Annotated[bool, typer.Option("--json", help="The Hub's whole answer as JSON (README "
+                                                                "included), for scripts.")] = False) -> None:
+    """Show an environment: summary, latest version, install commands, web page, every version."""
     try:
         parsed = parse_env_ref(ref)
         with _client(hub, token) as client:
-            typer.echo(json.dumps(client.info(parsed.owner, parsed.name), indent=2))
+            project = client.info(parsed.owner, parsed.name)
     except HubError as error:
         raise _fail(error) from None
+    typer.echo(json.dumps(project, indent=2) if as_json else info_text(project, hub_url(hub)))
 
 
 def _yank(ref: str, hub: str | None, token: str | None, undo: bool, reason: str = "") -> None:

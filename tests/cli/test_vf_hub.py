@@ -188,7 +188,11 @@ def test_client_commands_against_a_live_hub(live_hub: tuple[str, str], tmp_path:
                           files={"content": (wheel.name, handle)}).status_code == 200
     assert "Logged in to" in _cli("login", "--hub", url, "--token", token)  # later commands need no flags
     assert "alice/demo-env  0.1.0  Reverse text" in _cli("search", "reverse")
-    assert '"latest": "0.1.0"' in _cli("info", "alice/demo-env")
+    shown = _cli("info", "alice/demo-env")
+    assert shown.startswith("alice/demo-env\n  Reverse text\nlatest:  0.1.0\n")
+    assert f"page:    {url}/alice/demo-env" in shown
+    assert "install (uv): uv pip install" in shown and "versions (1):\n  0.1.0  20" in shown
+    assert '"latest": "0.1.0"' in _cli("info", "alice/demo-env", "--json")
     assert "yanked" in _cli("yank", "alice/demo-env@0.1.0", "--reason", "broken")
     assert httpx.get(f"{url}/api/v1/projects/alice/demo-env").json()["latest"] is None
     assert "un-yanked" in _cli("unyank", "alice/demo-env@0.1.0")
