@@ -198,7 +198,9 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
         "inference": {"python": str(config.vllm_python), "max_num_seqs": config.server.max_num_seqs,
                       "dtype": config.server.dtype, "gpu_memory_utilization": config.server.gpu_memory_utilization,
                       "start_timeout_s": config.server_timeout_s, "urls": [server_url] if server_url else []},
-        "trainer": {"num_processes": rl.num_processes, "precision": config.precision,
+        # No mid-run checkpoints: the job is rerun, never resumed, and each one is a DCP write of the model and
+        # optimizer plus the orchestrator's state on a 2-core machine. The final weights are exported as always.
+        "trainer": {"num_processes": rl.num_processes, "precision": config.precision, "checkpoint": {"every": 0},
                     "optimizer": {"lr": rl.lr, "warmup_steps": rl.warmup_steps, "schedule": "constant"}},
     }  # fmt: skip
 

@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 
 from trainer_adapter.orchestrator.packing import MicroBatch
@@ -31,11 +31,17 @@ def write_step(root: Path, step: int, per_rank: Sequence[Sequence[MicroBatch]]) 
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     for rank, micro_batches in enumerate(per_rank):
-        (tmp / f"rank_{rank}.json").write_text(json.dumps([asdict(mb) for mb in micro_batches]))
+        (tmp / f"rank_{rank}.json").write_text(json.dumps([_fields(mb) for mb in micro_batches]))
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
     return final
+
+
+def _fields(micro_batch: MicroBatch) -> dict[str, object]:
+    """The micro-batch's fields, by reference: its values are flat lists and numbers, which ``json`` writes as they
+    are (``dataclasses.asdict`` deep-copies every list first, 7% of the orchestrator's CPU in a profiled run)."""
+    return {f.name: getattr(micro_batch, f.name) for f in fields(micro_batch)}
 
 
 def read_step(root: Path, step: int, rank: int) -> list[MicroBatch]:
