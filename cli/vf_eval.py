@@ -145,6 +145,8 @@ def eval_command(
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
     max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
     coalesce_requests: bool = typer.Option(False, "--coalesce-requests", help=_help("coalesce_requests")),
+    show_samples: int = typer.Option(3, "--show-samples", min=0, help="Sample rollouts printed after the table "
+                                     "(the first of each of that many examples; 0: none)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
     push: bool = typer.Option(False, "--push",
                               help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
@@ -190,8 +192,9 @@ def eval_command(
     except (Error, ValueError) as error:
         console.print(f"[bold red]error:[/] {escape(str(error))}")
         raise typer.Exit(2) from None
-    from verifiers.eval.summary import render_summary
+    from verifiers.eval.summary import render_samples, render_summary
 
+    render_samples(outputs, console, show_samples)
     render_summary(outputs, metadata, console)
     console.print(f"results: {run_dir / 'results.jsonl'}\nmetadata: {run_dir / 'metadata.json'}")
     _report_failures(outputs, metadata)

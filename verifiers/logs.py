@@ -71,11 +71,12 @@ def print_prompt_completions_sample(
     for i in range(count):
         reward = rewards[i] if i < len(rewards) else 0.0  # rewards may lag behind the rollouts
         error = errors[i] if errors is not None and i < len(errors) else None
-        console.print(_sample_view(i + 1, reward, _render(prompts[i]), _render(completions[i]), error))
+        console.print(rollout_view(i + 1, reward, render_messages(prompts[i]), render_messages(completions[i]), error))
 
 
-def _sample_view(number: int, reward: float, prompt: str, completion: str, error: Any) -> Any:
-    """One rollout: a heading with its number and reward, then its prompt, completion and error, indented."""
+def rollout_view(number: int, reward: float, prompt: str, completion: str, error: Any) -> Any:
+    """One rollout for a rich console: a heading with its number and reward, then its prompt, completion and
+    error, indented. Every text goes in as ``rich.text.Text``, so model output is never read as markup."""
     from rich.console import Group
     from rich.padding import Padding
     from rich.text import Text  # model output goes in as Text: never read as rich markup
@@ -117,7 +118,7 @@ def _is_sequence(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 
 
-def _render(messages: Any) -> str:
+def render_messages(messages: Any) -> str:
     """A prompt or completion as text: the string itself, or ``role: content`` per message."""
     if isinstance(messages, str):
         return messages
@@ -135,4 +136,5 @@ def _render(messages: Any) -> str:
     return "\n\n".join(blocks)
 
 
-__all__ = ["LOGGER_NAME", "log_level", "print_prompt_completions_sample", "quiet_verifiers", "setup_logging"]
+__all__ = ["LOGGER_NAME", "log_level", "print_prompt_completions_sample", "quiet_verifiers", "render_messages",
+           "rollout_view", "setup_logging"]

@@ -278,3 +278,19 @@ def test_resume_reuses_the_runs_model_server_and_sampling_and_retries_errored_gr
     assert not any(o["error"] for o in lines)
     resumed = server.recent_requests[-1]
     assert resumed.model == "my-model" and resumed.sampling["temperature"] == 0.7
+
+
+@pytest.mark.slow
+def test_the_summary_shows_sample_rollouts_as_text_never_as_markup(workdir: Path, serve) -> None:
+    url = serve(lambda request: "[bold red]not markup[/bold red]")
+    done = vf_eval(workdir, "cli-env", "-m", "m", "-b", url, "-n", "4", "-r", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sample rollouts (3 of 8)" in done.stdout
+    assert "#1  reward 0.00" in done.stdout and "user: word0" in done.stdout and "user: word2" in done.stdout
+    assert "user: word3" not in done.stdout  # the first rollout of the first three examples
+    assert "assistant: [bold red]not markup[/bold red]" in done.stdout
+    assert done.stdout.index("sample rollouts") < done.stdout.index("mean ± std")  # the table stays last
+    quiet = vf_eval(workdir, "cli-env", "-m", "m", "-b", url, "-n", "2", "-r", "1", "--show-samples", "0")
+    assert quiet.returncode == 0 and "sample rollouts" not in quiet.stdout
+    bad = vf_eval(workdir, "cli-env", "-m", "m", "-b", url, "--show-samples", "-1")
+    assert bad.returncode == 2 and "--show-samples" in bad.stdout + bad.stderr

@@ -38,4 +38,30 @@ def render_summary(outputs: list[dict[str, Any]], metadata: dict[str, Any], cons
         console.print("errors: none")
 
 
-__all__ = ["render_summary"]
+def render_samples(outputs: list[dict[str, Any]], console: Console, count: int = 3, longest: int = 600) -> None:
+    """The first rollout of each of the first ``count`` examples: reward, prompt, completion, error.
+
+    Prompts and completions are cut to ``longest`` characters each (a long system prompt would fill the
+    screen); ``results.jsonl`` has them whole.
+    """
+    from verifiers.logs import render_messages, rollout_view
+
+    firsts: dict[Any, dict[str, Any]] = {}
+    for output in outputs:
+        key = (output.get("task"), output.get("example_id"))
+        if key not in firsts and len(firsts) < count:
+            firsts[key] = output
+    if not firsts:
+        return
+    console.rule(f"sample rollouts ({len(firsts)} of {len(outputs)})", characters="─", align="left")
+    for number, output in enumerate(firsts.values(), start=1):
+        prompt = _cut(render_messages(output.get("prompt") or ""), longest)
+        completion = _cut(render_messages(output.get("completion") or ""), longest)
+        console.print(rollout_view(number, float(output.get("reward") or 0.0), prompt, completion, output.get("error")))
+
+
+def _cut(text: str, longest: int) -> str:
+    return text if len(text) <= longest else text[: longest - 1] + "…"
+
+
+__all__ = ["render_samples", "render_summary"]
