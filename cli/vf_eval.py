@@ -145,8 +145,8 @@ def eval_command(
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
     max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
     coalesce_requests: bool = typer.Option(False, "--coalesce-requests", help=_help("coalesce_requests")),
-    show_samples: int = typer.Option(3, "--show-samples", min=0, help="Sample rollouts printed after the table "
-                                     "(the first of each of that many examples; 0: none)."),
+    show_samples: int = typer.Option(3, "--show-samples", min=0, help="Sample rollouts printed before the "
+                                     "table (the first of each of that many examples; 0: none)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
     push: bool = typer.Option(False, "--push",
                               help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
@@ -160,16 +160,14 @@ def eval_command(
         given = {"num_examples": num_examples, "rollouts_per_example": rollouts_per_example,
                  "max_concurrent": max_concurrent, "max_tokens": max_tokens, "temperature": temperature,
                  "sampling_args": _json_object(sampling_args, "--sampling-args")}
-        connection = {"api_base_url": api_base_url, "api_key_var": api_key_var, "headers": header or None,
-                      "max_concurrent": max_concurrent}
-        connection = {k: v for k, v in connection.items() if v is not None}  # what this command line says
+        # how to reach the server, as far as this command line says (a resumed run keeps the rest of its own)
+        connection = _given(api_base_url=api_base_url, api_key_var=api_key_var, headers=header or None)
         config = EvalConfig(
-            env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, **_given(model=model),
-            **{k: v for k, v in connection.items() if k != "max_concurrent"},
+            env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, **_given(model=model), **connection,
             max_concurrent_scoring=max_concurrent_scoring, output_dir=output_dir,
             pass_threshold=pass_threshold, independent_scoring=independent_scoring, timeout=timeout,
             max_retries=max_retries, coalesce_requests=coalesce_requests,
-            **_env_defaults(env_id) | {k: v for k, v in given.items() if v is not None},
+            **_env_defaults(env_id) | _given(**given),
         )
         push_config = PushConfig(hub=hub)
         if push and not os.environ.get(TOKEN_VAR):
@@ -184,7 +182,8 @@ def eval_command(
                 raise UsageError(f"{run_dir} is a run of {saved.env_id}, not of {env_id}")
             # The run's model, server, sampling and rows come from its folder; how to reach the server now
             # may come from this command line.
-            config = EvalConfig.model_validate({**saved.model_dump(), **connection})
+            config = EvalConfig.model_validate({**saved.model_dump(), **connection,
+                                                **_given(max_concurrent=max_concurrent)})
         outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume is not None, console)
     except ValidationError as error:
         _print_invalid(error, console)

@@ -51,11 +51,9 @@ def info_text(project: dict[str, Any], hub: str) -> str:
 
 
 def _size(size: int) -> str:
-    for unit in ("B", "KB", "MB"):
-        if size < 1000 or unit == "MB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000  # type: ignore[assignment]
-    return f"{size} B"
+    if size < 1000:
+        return f"{size} B"
+    return f"{size / 1000:.1f} KB" if size < 1_000_000 else f"{size / 1_000_000:.1f} MB"
 
 
 __all__ = ["info_text", "shown"]

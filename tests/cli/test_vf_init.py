@@ -107,7 +107,7 @@ def test_the_printed_next_steps_pass_from_a_project_whose_pytest_settings_need_a
     assert pytest_line[:3] == ["python", "-m", "pytest"], steps
     result = subprocess.run(
         [sys.executable, *pytest_line[1:], "-q", "-p", "no:cacheprovider", "-p", "no:asyncio", "-W", "error"],
-        cwd=tmp_path, env=_env(extra_path=tmp_path / "environments" / "next_env"),
+        cwd=tmp_path, env=_env(),  # the package is not installed: its own pytest settings make it importable
         capture_output=True, text=True, timeout=240,
     )
     assert result.returncode == 0, result.stdout + result.stderr

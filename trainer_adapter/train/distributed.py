@@ -69,7 +69,7 @@ def shard_model(model: PreTrainedModel, world: World) -> PreTrainedModel:
     One rank computing in float32 has nothing to shard, gather or cast, so the model stays
     a plain module there: FSDP2's hooks and DTensor arithmetic cost about 30% of a tiny-model
     SFT step on CPU (0.15 against 0.11 s, identical losses; ``docs/trainer.md``). Checkpoints
-    are DCP either way, so a run saved on two ranks resumes on one and back.
+    are DCP either way: a checkpoint written by two ranks loads into the plain module.
     """
     model.to(world.device)
     if not is_sharded(world):

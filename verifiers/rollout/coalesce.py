@@ -6,7 +6,8 @@ turns of the event loop. Served one by one, each pays the server's whole per-req
 (HTTP, chat template, tokenisation, scheduling, detokenisation, the response) and its
 prefill; merged into one request with ``n`` set, the server pays them once and samples the
 ``n`` replies from one prefill. On the tiny model on CPU, 64 prompts × 8 replies take
-1.7 s as 64 requests with ``n = 8`` against 6.3 s as 512 requests (``docs/inference.md``).
+1.6 s as 64 requests with ``n = 8`` against 5.8 s as 512 requests (``docs/inference.md``,
+``bench/coalesce.py``).
 
 The replies are what the separate requests would have drawn: ``n`` independent samples of
 the same distribution. A request that names a ``seed`` is never merged (``n`` seeded
