@@ -1,18 +1,21 @@
 """One micro-batch through the model: per-token log-probabilities (and entropies) of its own tokens.
 
-The packer decides which samples share a forward pass (at most ``seq_len`` tokens); the
+The packer decides which samples share a forward pass (at most ``seq_len`` positions); the
 forward pass runs them as one right-padded row each, which keeps attention inside each
 sample at a cost of samples × longest² instead of (Σ lengths)² for a dense mask over the
-packed row (this trainer has no varlen attention kernel on CPU). The logprob of token t comes from
-the logits at t−1 divided by the sampling temperature, so it is comparable with the
-inference server's logprobs of the same tokens; the first token of each sample has no
+packed row (this trainer has no varlen attention kernel on CPU). Samples the packer marked as
+sharing a prompt (``MicroBatch.shared_prefix``) run as one row instead: the prompt once, then
+each sample's own tokens, each attending to the prompt and to itself only, with the position ids
+it would have alone, so every logprob (and gradient) is that of the sample run alone. The logprob
+of token t comes from the logits at t−1 divided by the sampling temperature, so it is comparable
+with the inference server's logprobs of the same tokens; the first token of each sample has no
 prediction and gets 0 (it is never trainable).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from transformers import PreTrainedModel
@@ -32,6 +35,7 @@ class MicroBatchTensors:
     sample_ids: torch.Tensor
     sample_lengths: list[int]
     temperature: float
+    shared_prefix: list[int] = field(default_factory=list)
 
     @classmethod
     def from_micro_batch(cls, mb: MicroBatch, device: torch.device) -> MicroBatchTensors:
@@ -48,6 +52,7 @@ class MicroBatchTensors:
             sample_ids=sample_ids.to(device),
             sample_lengths=lengths,
             temperature=mb.temperature,
+            shared_prefix=list(mb.shared_prefix),
         )
 
 
@@ -79,32 +84,99 @@ def token_logprobs(
     model: PreTrainedModel, batch: MicroBatchTensors, with_entropy: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``([T] logprobs, [T] entropies or None)`` of the micro-batch's tokens under ``model``."""
-    rows, real = _padded_rows(batch)
-    logits = model(input_ids=rows, attention_mask=real.long()).logits
-    log_probs = torch.log_softmax(logits[:, :-1].float() / batch.temperature, dim=-1)
-    picked = log_probs.gather(-1, rows[:, 1:, None]).squeeze(-1)
-    zeros = picked.new_zeros(len(rows), 1)
-    logprobs = torch.cat([zeros, picked], dim=1)[real]
+    layout = RowLayout.of(batch)
+    if layout.shares:
+        logits = model(input_ids=layout.rows, position_ids=layout.position_ids,
+                       attention_mask=layout.attention_mask()).logits
+    else:  # one sample a row: the model's own causal mask over right padding (the fast path of every kernel)
+        logits = model(input_ids=layout.rows, attention_mask=layout.real.long()).logits
+    # The logits that predict each flat token: those at its predecessor's place in the rows.
+    predicting = logits[layout.row_of, layout.predictor].float() / batch.temperature
+    log_probs = torch.log_softmax(predicting, dim=-1)
+    first = batch.position_ids == 0
+    logprobs = log_probs.gather(-1, batch.input_ids[:, None]).squeeze(-1).masked_fill(first, 0.0)
     entropy = None
     if with_entropy:
         with torch.no_grad():
-            entropy = torch.cat([zeros, -(log_probs.exp() * log_probs).sum(-1)], dim=1)[real]
+            entropy = (-(log_probs.exp() * log_probs).sum(-1)).masked_fill(first, 0.0)
     return logprobs, entropy
 
 
-def _padded_rows(batch: MicroBatchTensors) -> tuple[torch.Tensor, torch.Tensor]:
-    """``([S, L] ids, [S, L] bool real-token mask)``: one right-padded row per sample.
+@dataclass
+class RowLayout:
+    """Where a micro-batch's flat tokens sit in the ``[R, L]`` rows the model runs on.
 
-    Right padding keeps every real token's causal context exactly its own sample, and
-    reading back ``[real]`` restores the flat order.
+    A row holds one sample, or samples sharing a prompt: the prompt's ``p`` tokens once, then
+    each sample's tokens past it. ``segment`` numbers a row's parts (−1 the shared prompt, ``k``
+    the k-th sample's own tokens); padding has its own part, so it attends only to itself.
     """
-    lengths = batch.sample_lengths
-    longest = max(lengths)
-    device = batch.input_ids.device
-    real = torch.arange(longest, device=device)[None, :] < torch.tensor(lengths, device=device)[:, None]
-    rows = batch.input_ids.new_zeros(len(lengths), longest)
-    rows[real] = batch.input_ids
-    return rows, real
+
+    rows: torch.Tensor
+    position_ids: torch.Tensor
+    segment: torch.Tensor
+    real: torch.Tensor
+    row_of: torch.Tensor
+    """Per flat token: its row."""
+    predictor: torch.Tensor
+    """Per flat token: the column of the token before it in its sample (0 for a sample's first token)."""
+    shares: bool
+
+    @classmethod
+    def of(cls, batch: MicroBatchTensors) -> RowLayout:
+        lengths = batch.sample_lengths
+        shared = batch.shared_prefix or [0] * len(lengths)
+        if len(shared) != len(lengths):
+            raise ValueError(f"shared_prefix has {len(shared)} entries for {len(lengths)} samples")
+        columns: list[torch.Tensor] = []  # per sample: its tokens' columns in its row
+        row_index: list[int] = []  # per sample: its row
+        row_lengths: list[int] = []
+        row_prompt: list[int] = []  # per row: the shared prompt's length (0: one sample)
+        for j, (length, p) in enumerate(zip(lengths, shared)):
+            if p == 0:
+                row_index.append(len(row_lengths))
+                row_lengths.append(length)
+                row_prompt.append(0)
+                columns.append(torch.arange(length))
+                continue
+            if j == 0 or not p < length or not p <= lengths[j - 1] or row_prompt[-1] not in (0, p):
+                raise ValueError(f"sample {j} ({length} tokens) cannot share {p} tokens with the row before it "
+                                 f"(prompt {row_prompt[-1] if row_prompt else None})")
+            row_prompt[-1] = p
+            start = row_lengths[-1]
+            row_index.append(len(row_lengths) - 1)
+            row_lengths[-1] += length - p
+            columns.append(torch.cat([torch.arange(p), torch.arange(start, start + length - p)]))
+        device = batch.input_ids.device
+        longest = max(row_lengths)
+        row_of = torch.repeat_interleave(torch.tensor(row_index), torch.tensor(lengths))
+        flat_columns = torch.cat(columns)
+        ids = batch.input_ids.cpu()
+        rows = ids.new_zeros(len(row_lengths), longest)
+        rows[row_of, flat_columns] = ids
+        if not torch.equal(rows[row_of, flat_columns], ids):
+            raise ValueError("samples marked as sharing a prompt have different tokens in it")
+        positions = batch.position_ids.cpu()
+        position_ids = torch.zeros(len(row_lengths), longest, dtype=torch.long)
+        position_ids[row_of, flat_columns] = positions
+        real = torch.arange(longest)[None, :] < torch.tensor(row_lengths)[:, None]
+        # padding: a part of its own per column; the prompt: -1; each sample's own tokens: its index
+        segment = torch.arange(longest).repeat(len(row_lengths), 1) + len(lengths)
+        own = positions >= torch.tensor(row_prompt)[row_of]
+        segment[row_of, flat_columns] = torch.where(own, batch.sample_ids.cpu(), -1)
+        predictor = torch.cat([torch.cat([c[:1], c[:-1]]) for c in columns])
+        return cls(rows=rows.to(device), position_ids=position_ids.to(device), segment=segment.to(device),
+                   real=real.to(device), row_of=row_of.to(device), predictor=predictor.to(device),
+                   shares=any(row_prompt))
+
+    def attention_mask(self) -> torch.Tensor:
+        """``[R, 1, L, L]`` bool, True where a query may attend a key: earlier or same columns of the shared
+        prompt or of its own part."""
+        query, key = self.segment[:, :, None], self.segment[:, None, :]
+        columns = torch.arange(self.rows.shape[1], device=self.rows.device)
+        causal = columns[None, :] <= columns[:, None]
+        return (causal & ((key == -1) | (key == query)))[:, None]
 
 
-__all__ = ["MicroBatchTensors", "sync_gradients_after", "token_logprobs", "trainable_samples", "trainable_tokens"]
+__all__ = [
+    "MicroBatchTensors", "RowLayout", "sync_gradients_after", "token_logprobs", "trainable_samples", "trainable_tokens"
+]

@@ -100,8 +100,8 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         weights = export_weights(model, tokenizer, root / "weights" / f"step_{step + 1}", world)
         exported = time.perf_counter() - exporting
         lag = _max_off_policy_steps(step, micro_batches, world)
-        # every position the step ran forward/backward on (prompts too), for the trainer's tokens/s
-        tokens = int(all_reduce_sum(sum(len(mb.input_ids) for mb in micro_batches), world))
+        # every position the step ran forward/backward on (prompts too, a shared one once), for its tokens/s
+        tokens = int(all_reduce_sum(sum(mb.positions for mb in micro_batches), world))
         if world.is_main:
             remove_steps_before(root, step + 1)
             _prune(root / "weights", config.keep_weights, keep_also=checkpoint_steps(checkpoints))

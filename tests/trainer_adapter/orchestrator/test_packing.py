@@ -85,3 +85,41 @@ def test_distribute_pads_ranks_with_untrainable_copies() -> None:
 def test_bad_inputs_are_rejected(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def _replies(prompt: list[int], lengths: list[int], tag: int) -> list[Sample]:
+    return [Sample(prompt + [tag] * n, [False] * len(prompt) + [True] * n, [0.0] * (len(prompt) + n), 0.0,
+                   prompt_len=len(prompt)) for n in lengths]
+
+
+def test_a_groups_samples_sit_side_by_side_and_share_their_prompt() -> None:
+    a, b = _replies([1, 2, 3, 4], [2, 3, 1], tag=7), _replies([5, 6, 7], [1, 1], tag=8)
+    lone = Sample([9] * 6, [True] * 6, [0.0] * 6, 0.0)
+    (mb,) = pack([a[0], b[0], lone, a[1], b[1], a[2]], seq_len=64)
+    # units: a's prompt 4 + replies 2+3+1 = 10 positions, lone 6, b's 3 + 1 + 1 = 5
+    assert mb.sample_lengths == [6, 7, 5, 6, 4, 4]
+    assert mb.shared_prefix == [0, 4, 4, 0, 0, 3]
+    assert mb.positions == 10 + 6 + 5 and len(mb) == 32
+    assert packing_efficiency([mb], 64) == pytest.approx(21 / 64)
+
+
+def test_a_group_larger_than_a_bin_is_split_into_runs_that_fit() -> None:
+    samples = _replies([1] * 6, [2] * 5, tag=3)  # 6 + 5 × 2 = 16 positions
+    bins = pack(samples, seq_len=10)
+    assert [b.shared_prefix for b in bins] == [[0, 6], [0, 6], [0]]
+    assert [b.positions for b in bins] == [10, 10, 8]
+    assert sum(len(b.sample_lengths) for b in bins) == 5
+
+
+def test_a_sample_that_is_all_prompt_keeps_its_group_unshared() -> None:
+    samples = _replies([1, 2, 3], [2, 0], tag=4)
+    (mb,) = pack(samples, seq_len=64)
+    assert mb.shared_prefix == [0, 0] and mb.positions == len(mb) == 8
+
+
+def test_samples_from_groups_name_their_prompt_length() -> None:
+    ts = TrainingSample([7, 8], [0, 0], [9], [1], [-0.1])
+    (s,) = samples_from_groups([RolloutGroup(0, [Rollout(1.0, [ts])], policy_version=0)])
+    assert s.prompt_len == 2
+    with pytest.raises(ValueError, match="prompt_len 3 is outside"):
+        Sample([1, 2], [True, True], [0.0, 0.0], 0.0, prompt_len=3)

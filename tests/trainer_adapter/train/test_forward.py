@@ -7,7 +7,13 @@ import torch
 
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import Sample, pack
-from trainer_adapter.train.forward import MicroBatchTensors, token_logprobs, trainable_samples, trainable_tokens
+from trainer_adapter.train.forward import (
+    MicroBatchTensors,
+    RowLayout,
+    token_logprobs,
+    trainable_samples,
+    trainable_tokens,
+)
 
 CPU = torch.device("cpu")
 
@@ -66,3 +72,61 @@ def test_gradient_flows_to_the_weights(model) -> None:
     (-(logprobs * tensors.loss_mask).sum()).backward()
     assert model.model.embed_tokens.weight.grad is not None
     assert model.model.embed_tokens.weight.grad.abs().sum() > 0
+
+
+def _group(prompt: list[int], replies: list[list[int]], advantage: float = 1.0) -> list[Sample]:
+    """A group's samples: one prompt, its replies (trainable), as samples_from_groups makes them."""
+    return [Sample(prompt + r, [False] * len(prompt) + [True] * len(r), [0.0] * (len(prompt) + len(r)),
+                   advantage, prompt_len=len(prompt)) for r in replies]
+
+
+def _unshared(mb):
+    from dataclasses import replace
+
+    return replace(mb, shared_prefix=[0] * len(mb.sample_lengths))
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.6])
+def test_a_shared_prompt_gives_each_sample_its_own_logprobs_and_gradient(temperature: float) -> None:
+    model, _ = load_model(ModelConfig(seed=3, num_layers=2))
+    samples = (_group([257, 40, 41, 42, 43], [[50, 51, 258], [52, 258], [53, 54, 55, 56, 258]])
+               + [Sample([257, 60, 61, 62], [False, True, True, True], [0.0] * 4, -1.0)]
+               + _group([257, 70, 71], [[80, 258], [81, 82, 258]], advantage=-0.5))
+    (mb,) = pack(samples, seq_len=64, temperature=temperature)
+    assert any(mb.shared_prefix) and mb.positions < len(mb)
+    results = []
+    for layout in (mb, _unshared(mb)):
+        tensors = MicroBatchTensors.from_micro_batch(layout, CPU)
+        model.zero_grad()
+        logprobs, entropy = token_logprobs(model, tensors, with_entropy=True)
+        (-(logprobs * tensors.advantages * tensors.loss_mask).sum()).backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        results.append((logprobs.detach(), entropy, grads))
+    (shared_lp, shared_ent, shared_grads), (alone_lp, alone_ent, alone_grads) = results
+    torch.testing.assert_close(shared_lp, alone_lp, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(shared_ent, alone_ent, atol=1e-5, rtol=1e-5)
+    for a, b in zip(shared_grads, alone_grads):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    # and each sample's logprobs are those of the sample run alone in the flat order of the micro-batch
+    start = 0
+    with torch.no_grad():
+        for length in mb.sample_lengths:
+            ids = mb.input_ids[start : start + length]
+            model_lp = _reference(model.eval(), ids, temperature)
+            torch.testing.assert_close(shared_lp[start : start + length], model_lp, atol=1e-5, rtol=1e-5)
+            start += length
+    model.train()
+
+
+@pytest.mark.parametrize(("seqs", "shared", "message"), [
+    ([[257, 97, 98], [257, 97, 99]], [2, 0], "cannot share"),  # the first sample has no row to join
+    ([[257, 97, 98], [257, 97, 99]], [0, 3], "cannot share"),  # nothing of its own past the prompt
+    ([[257, 97, 98], [257, 97, 99], [257, 97, 101]], [0, 1, 2], "cannot share"),  # one prompt length a row
+    ([[257, 97, 98], [257, 99, 100]], [0, 2], "different tokens"),
+    ([[257, 97, 98], [257, 97, 99]], [0], "entries for"),
+])
+def test_a_layout_that_cannot_be_shared_is_an_error(seqs, shared: list[int], message: str) -> None:
+    (mb,) = pack([Sample(s, [False] + [True] * (len(s) - 1), [0.0] * len(s), 1.0) for s in seqs], seq_len=64)
+    mb.shared_prefix = shared  # as a batch file from elsewhere could say
+    with pytest.raises(ValueError, match=message):
+        RowLayout.of(MicroBatchTensors.from_micro_batch(mb, CPU))
