@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -302,12 +303,20 @@ def _evaluate(config: MainJobConfig, base_url: str, model: str, greedy: bool = F
 
 
 def _measure(config: MainJobConfig, base_url: str, phase: str, results: dict[str, float]) -> None:
-    """The held-out reward (sampled) and, when asked, greedy accuracy of the served weights, into ``results``."""
-    results[phase] = _evaluate(config, base_url, f"{MODEL_NAME}-{phase}")
-    line = f"  held-out reward ({phase}): {results[phase]:.3f}"
-    if config.eval.greedy:
-        results[f"{phase}_greedy"] = _evaluate(config, base_url, f"{MODEL_NAME}-{phase}-greedy", greedy=True)
-        line += f"   greedy accuracy: {results[f'{phase}_greedy']:.3f}"
+    """The held-out reward (sampled) and, when asked, greedy accuracy of the served weights, into ``results``.
+
+    The two ``vf-eval`` runs go at once: each is mostly its own start-up (imports, the environment's rows),
+    which overlaps the other's requests to the server.
+    """
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        sampled = pool.submit(_evaluate, config, base_url, f"{MODEL_NAME}-{phase}")
+        greedy = pool.submit(_evaluate, config, base_url, f"{MODEL_NAME}-{phase}-greedy", True) \
+            if config.eval.greedy else None
+        results[phase] = sampled.result()
+        line = f"  held-out reward ({phase}): {results[phase]:.3f}"
+        if greedy is not None:
+            results[f"{phase}_greedy"] = greedy.result()
+            line += f"   greedy accuracy: {results[f'{phase}_greedy']:.3f}"
     _say(line)
 
 
