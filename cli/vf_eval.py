@@ -6,15 +6,32 @@ folder; ``-R/--resume [RUN_DIR]`` continues a killed run with its own model, ser
 and sampling (the newest run of this env, and of ``-m`` if given, when no folder is
 given). ``--push`` then puts the finished run on the environment's Hub leaderboard
 (``verifiers.eval.push``).
+
+Where the model is served (``verifiers.eval.endpoints``): ``-e/--endpoints-path``
+names a registry, so ``-m NAME`` takes the model id, base URL and key variable of
+its entry (a TOML file is read as data; a ``.py`` file defining ``ENDPOINTS`` is
+*executed*, so use only your own; default ``./configs/endpoints.toml``, else
+``./configs/endpoints.py``). ``-p/--provider`` (openai, openrouter, together,
+deepseek, fireworks, groq, prime, local, vllm) sets the base URL and key variable.
+Precedence: ``-b``/``-k`` > ``-p`` > the registry entry > the defaults.
+
+``vf-eval FILE.toml`` reads the options from a config file of EvalConfig fields,
+one eval or several ``[[eval]]`` tables (``verifiers.eval.config_file``); flags
+given on the command line win over it (command line > file > the environment's
+``[tool.verifiers.eval]`` > built-in defaults). ``-C/--state-columns a,b`` saves
+those State keys in every results line; ``--save-dataset DIR`` also writes the
+results as a Hugging Face dataset (``datasets.load_from_disk(DIR)``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +43,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from verifiers.errors import Error, UsageError
 from verifiers.eval.config import EvalConfig, config_problems
+from verifiers.eval.config_file import is_config_file, load_eval_file
+from verifiers.eval.endpoints import PROVIDERS, resolve_endpoint
 from verifiers.eval.push import TOKEN_VAR, PushConfig
 from verifiers.loading import parse_env_id
 
@@ -89,6 +108,19 @@ def _print_invalid(error: ValidationError, console: Console) -> None:
         console.print(f"[bold red]error:[/] {escape(name(field))} {escape(text)}")
 
 
+@contextlib.contextmanager
+def _usage_errors(console: Console) -> Iterator[None]:
+    """A usage problem inside the block is printed as one line per problem and ends vf-eval with status 2."""
+    try:
+        yield
+    except ValidationError as error:
+        _print_invalid(error, console)
+        raise typer.Exit(2) from None
+    except (Error, ValueError) as error:
+        console.print(f"[bold red]error:[/] {escape(str(error))}")
+        raise typer.Exit(2) from None
+
+
 def _latest_run(config: EvalConfig, model: str | None) -> Path:
     """The newest run folder of ``config``'s environment (and of ``model``, when the command names one)."""
     from verifiers.eval.run import new_run_dir
@@ -107,15 +139,16 @@ def _default(field: str) -> str:
     return str(EvalConfig.model_fields[field].default)
 
 
-def _given(**options: Any) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if v is not None}
-
-
 @app.command()
 def eval_command(
-    env_id: str = typer.Argument(..., help=_help("env_id")),
+    ctx: typer.Context,
+    env_id: str = typer.Argument(..., help=f"{_help('env_id')} Or FILE.toml: a config file of these options' "
+                                 "fields (see the module docs); flags given here win over it."),
     env_args: str | None = typer.Option(None, "--env-args", "-a", help=_help("env_args")),
     model: str | None = typer.Option(None, "--model", "-m", help=_help("model"), show_default=_default("model")),
+    endpoints_path: Path | None = typer.Option(None, "--endpoints-path", "-e", help=_help("endpoints_path"),
+                                               show_default=False),
+    provider: str | None = typer.Option(None, "--provider", "-p", help=_help("provider")),
     api_base_url: str | None = typer.Option(None, "--api-base-url", "-b", help=_help("api_base_url"),
                                             show_default=_default("api_base_url")),
     api_key_var: str | None = typer.Option(None, "--api-key-var", "-k", help=_help("api_key_var"),
@@ -132,14 +165,16 @@ def eval_command(
     max_tokens: int | None = typer.Option(None, "--max-tokens", "-t", help=_help("max_tokens")),
     temperature: float | None = typer.Option(None, "--temperature", "-T", help=_help("temperature")),
     sampling_args: str | None = typer.Option(None, "--sampling-args", "-S", help=_help("sampling_args")),
+    state_columns: str | None = typer.Option(None, "--state-columns", "-C", help=_help("state_columns")),
+    save_dataset: Path | None = typer.Option(None, "--save-dataset", help=_help("save_dataset")),
     output_dir: Path | None = typer.Option(None, "--output-dir", "-o", help=_help("output_dir")),
     save_results: bool = typer.Option(True, "--save-results", "-s",
                                       help="Results are always saved (kept for compatibility)."),
     resume: str | None = typer.Option(None, "--resume", "-R",
                                       help="Continue a run: its folder, or nothing for the newest run of this env "
                                            "(and of -m, if given). It keeps the run's model, server, sampling and "
-                                           "rows; -b, -k, --header and -c given here replace the saved ones. "
-                                           "Groups with an errored rollout run again."),
+                                           "rows; -p, -b, -k, --header, -c and --save-dataset given here replace "
+                                           "the saved ones. Groups with an errored rollout run again."),
     pass_threshold: float = typer.Option(0.5, "--pass-threshold", help=_help("pass_threshold")),
     independent_scoring: bool = typer.Option(False, "--independent-scoring", "-i", help=_help("independent_scoring")),
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
@@ -152,52 +187,123 @@ def eval_command(
                               help=f"Put the finished run on the Hub leaderboard (token: ${TOKEN_VAR})."),
     hub: str | None = typer.Option(None, "--hub", help=_push_help("hub")),
 ) -> None:
-    """Evaluate ENV_ID with MODEL and print a summary; results go to a run folder."""
+    """Evaluate ENV_ID (or every eval of a FILE.toml) with MODEL and print a summary; results go to a run folder."""
     console = Console(stderr=False)
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        given = {"num_examples": num_examples, "rollouts_per_example": rollouts_per_example,
-                 "max_concurrent": max_concurrent, "max_tokens": max_tokens, "temperature": temperature,
-                 "sampling_args": _json_object(sampling_args, "--sampling-args")}
-        # how to reach the server, as far as this command line says (a resumed run keeps the rest of its own)
-        connection = _given(api_base_url=api_base_url, api_key_var=api_key_var, headers=header or None)
-        config = EvalConfig(
-            env_id=env_id, env_args=_json_object(env_args, "--env-args") or {}, **_given(model=model), **connection,
-            max_concurrent_scoring=max_concurrent_scoring, output_dir=output_dir,
-            pass_threshold=pass_threshold, independent_scoring=independent_scoring, timeout=timeout,
-            max_retries=max_retries, coalesce_requests=coalesce_requests,
-            **_env_defaults(env_id) | _given(**given),
-        )
+    with _usage_errors(console):
+        # The EvalConfig fields this command line gives; a config file or the environment's table fills the rest.
+        options = {"env_args": env_args, "model": model, "endpoints_path": endpoints_path, "provider": provider,
+                   "api_base_url": api_base_url, "api_key_var": api_key_var, "headers": header or None,
+                   "num_examples": num_examples, "rollouts_per_example": rollouts_per_example,
+                   "max_concurrent": max_concurrent, "max_concurrent_scoring": max_concurrent_scoring,
+                   "max_tokens": max_tokens, "temperature": temperature, "sampling_args": sampling_args,
+                   "state_columns": state_columns, "save_dataset": save_dataset, "output_dir": output_dir,
+                   "pass_threshold": pass_threshold, "independent_scoring": independent_scoring,
+                   "timeout": timeout, "max_retries": max_retries, "coalesce_requests": coalesce_requests}
+        flags = _command_line_fields(ctx, options)
         push_config = PushConfig(hub=hub)
         if push and not os.environ.get(TOKEN_VAR):
             raise UsageError(f"--push needs an API token: set {TOKEN_VAR} (vf-hub token create --permission publish)")
-        run_dir = None
         if resume is not None:
-            from verifiers.eval.run import load_run_config
+            if is_config_file(env_id):
+                raise UsageError("-R/--resume takes an environment id, not a config file")
+            configs = [_resumed_config(env_id, resume, flags)]
+        else:
+            configs = [_eval_config(fields, flags) for fields in _evals(env_id)]
+            _check_distinct_datasets(configs)
+    exit_code = 0
+    for number, (config, run_dir) in enumerate(configs, start=1):
+        if len(configs) > 1:
+            console.rule(f"eval {number} of {len(configs)}: {escape(config.env_id)}")
+        try:
+            _run_and_report(config, run_dir, resume is not None, console, show_samples,
+                            push_config if push else None)
+        except typer.Exit as stop:
+            if stop.exit_code == 2 or len(configs) == 1:
+                raise
+            exit_code = max(exit_code, stop.exit_code)  # a failed eval does not stop the next one
+    if exit_code:
+        raise typer.Exit(exit_code)
 
-            run_dir = _latest_run(config, model) if resume == _LATEST else Path(resume)
-            saved = load_run_config(run_dir)
-            if parse_env_id(saved.env_id).name != parse_env_id(env_id).name:
-                raise UsageError(f"{run_dir} is a run of {saved.env_id}, not of {env_id}")
-            # The run's model, server, sampling and rows come from its folder; how to reach the server now
-            # may come from this command line.
-            config = EvalConfig.model_validate({**saved.model_dump(), **connection,
-                                                **_given(max_concurrent=max_concurrent)})
-        outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume is not None, console)
-    except ValidationError as error:
-        _print_invalid(error, console)
-        raise typer.Exit(2) from None
-    except (Error, ValueError) as error:
-        console.print(f"[bold red]error:[/] {escape(str(error))}")
-        raise typer.Exit(2) from None
+
+def _command_line_fields(ctx: typer.Context, options: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`EvalConfig` fields typed on the command line (not defaults), parsed."""
+    param_names = {"headers": "header"}
+    given = {field: value for field, value in options.items()
+             if value is not None and _on_command_line(ctx, param_names.get(field, field))}
+    for field, flag in (("env_args", "--env-args"), ("sampling_args", "--sampling-args")):
+        if field in given:
+            given[field] = _json_object(given[field], flag)
+    if "state_columns" in given:
+        given["state_columns"] = given["state_columns"].split(",")
+    return given
+
+
+def _on_command_line(ctx: typer.Context, param: str) -> bool:
+    source = ctx.get_parameter_source(param)
+    return source is not None and source.name == "COMMANDLINE"  # typer may bring its own click's enum
+
+
+def _evals(env_id: str) -> list[dict[str, Any]]:
+    """The fields of each eval to run: a config file's, or just the environment id."""
+    if is_config_file(env_id):
+        return load_eval_file(Path(env_id))
+    return [{"env_id": env_id}]
+
+
+def _eval_config(fields: dict[str, Any], flags: dict[str, Any]) -> tuple[EvalConfig, None]:
+    """One eval's config: command line > config file > the environment's table > built-in defaults."""
+    if "provider" in flags:
+        # -p here stands for the server as a whole: the file's own URL and key give way to it
+        fields = {k: v for k, v in fields.items() if k not in ("api_base_url", "api_key_var")}
+    given = {**fields, **flags}
+    given.setdefault("env_args", {})
+    config = EvalConfig(**_env_defaults(given["env_id"]) | given)
+    return resolve_endpoint(config), None
+
+
+def _resumed_config(env_id: str, resume: str, flags: dict[str, Any]) -> tuple[EvalConfig, Path]:
+    """The config saved in the run folder, with how to reach the server now taken from the command line."""
+    from verifiers.eval.run import load_run_config
+
+    config = EvalConfig(env_id=env_id, **{k: v for k, v in flags.items() if k in ("model", "output_dir")})
+    run_dir = _latest_run(config, flags.get("model")) if resume == _LATEST else Path(resume)
+    saved = load_run_config(run_dir)
+    if parse_env_id(saved.env_id).name != parse_env_id(env_id).name:
+        raise UsageError(f"{run_dir} is a run of {saved.env_id}, not of {env_id}")
+    # The run's model, server, sampling and rows come from its folder; how to reach the server now, and where
+    # to put its dataset, may come from this command line.
+    replaced = {k: v for k, v in flags.items()
+                if k in ("provider", "api_base_url", "api_key_var", "headers", "max_concurrent", "save_dataset")}
+    if "provider" in replaced:
+        EvalConfig(env_id=env_id, provider=replaced["provider"])  # an unknown name is refused, naming -p
+        chosen = PROVIDERS[replaced["provider"]]
+        replaced = {"api_base_url": chosen.url, "api_key_var": chosen.key} | replaced
+    return EvalConfig.model_validate({**saved.model_dump(), **replaced}), run_dir
+
+
+def _check_distinct_datasets(configs: list[tuple[EvalConfig, Path | None]]) -> None:
+    folders = [config.save_dataset for config, _ in configs if config.save_dataset is not None]
+    if len(folders) != len(set(folders)):
+        raise UsageError("--save-dataset: several evals would write the same folder; give each eval its own "
+                         "save_dataset in the config file")
+
+
+def _run_and_report(config: EvalConfig, run_dir: Path | None, resume: bool, console: Console, show_samples: int,
+                    push_config: PushConfig | None) -> None:
+    """Run one eval, print its samples and summary, report failures, push when asked."""
+    with _usage_errors(console):
+        outputs, metadata, run_dir = _run_with_progress(config, run_dir, resume, console)
     from verifiers.eval.summary import render_samples, render_summary
 
     render_samples(outputs, console, show_samples)
     render_summary(outputs, metadata, console)
     console.print(f"results: {run_dir / 'results.jsonl'}\nmetadata: {run_dir / 'metadata.json'}")
+    if config.save_dataset is not None:
+        console.print(f"dataset: {config.save_dataset}")
     _report_failures(outputs, metadata)
-    if push:
+    if push_config is not None:
         _push(outputs, metadata, push_config, console)
 
 

@@ -34,17 +34,23 @@ ENV_SOURCE = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
+def env_workdir(tmp_path: Path, source: str) -> Path:
+    """``tmp_path`` with the environment ``cli-env`` (``source``) under ``environments/``."""
     folder = tmp_path / "environments" / "cli_env"
     folder.mkdir(parents=True)
-    (folder / "cli_env.py").write_text(ENV_SOURCE)
+    (folder / "cli_env.py").write_text(source)
     return tmp_path
 
 
-def vf_eval(workdir: Path, *args: str, wait: bool = True, unset: tuple[str, ...] = (), **kwargs):
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    return env_workdir(tmp_path, ENV_SOURCE)
+
+
+def vf_eval(workdir: Path, *args: str, wait: bool = True, unset: tuple[str, ...] = (),
+            env_vars: dict[str, str] | None = None, **kwargs):
     cmd = [sys.executable, "-m", "cli.vf_eval", *args]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "COLUMNS": "200", **(env_vars or {})}
     env = {k: v for k, v in env.items() if k not in unset}
     if not wait:
         return subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

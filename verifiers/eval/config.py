@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
+from verifiers.eval.outputs import OUTPUT_KEYS
+
 
 class EvalConfig(BaseModel):
     """Everything one evaluation run needs; every field is a ``vf-eval`` flag."""
@@ -19,6 +21,13 @@ class EvalConfig(BaseModel):
     api_base_url: str = Field("https://api.openai.com/v1", description="Base URL of the OpenAI-compatible API "
                                                                    "(http:// or https://).")
     api_key_var: str = Field("OPENAI_API_KEY", description="Environment variable that holds the API key.")
+    endpoints_path: Path | None = Field(None, description="Registry of named endpoints: -m NAME takes its model, "
+                                        "URL and key variable from it. A .toml file is read as data; a .py file "
+                                        "(ENDPOINTS = {...}) is run, so use only your own (default: "
+                                        "./configs/endpoints.toml, else ./configs/endpoints.py, if present).")
+    provider: str | None = Field(None, description="OpenAI-compatible provider shortcut that sets the base URL and "
+                                 "key variable (one of: openai, openrouter, together, deepseek, fireworks, groq, "
+                                 "prime, local, vllm); -b/-k win over it, it wins over an -e entry.")
     headers: list[str] = Field(default_factory=list, description="Extra HTTP header 'Name: Value' (repeatable).")
     num_examples: int = Field(5, description="Examples to evaluate (-1: all; else >= 1).")
     rollouts_per_example: int = Field(3, ge=1, description="Rollouts per example (scored as a group).")
@@ -29,6 +38,11 @@ class EvalConfig(BaseModel):
     temperature: float | None = Field(None, ge=0, description="Sampling temperature.")
     sampling_args: dict[str, Any] | None = Field(None, description="Sampling arguments as a JSON object; "
                                                                "wins over -t/-T.")
+    state_columns: list[str] = Field(default_factory=list, description="Extra State keys saved per rollout in "
+                                     "results.jsonl, comma-separated (a missing key is null; a value that is not "
+                                     "JSON is saved as its repr).")
+    save_dataset: Path | None = Field(None, description="After the run, also save the results as a Hugging Face "
+                                      "dataset in this new folder (datasets.load_from_disk reads it).")
     output_dir: Path | None = Field(None, description="Folder for runs (default ./outputs); the run goes in "
                                                       "evals/<env>--<model>/<id>.")
     pass_threshold: float = Field(0.5, ge=0, le=1, description="Reward at or above which a rollout counts as a "
@@ -53,6 +67,27 @@ class EvalConfig(BaseModel):
     @classmethod
     def _http_url(cls, value: str) -> str:
         return check_base_url(value)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str | None) -> str | None:
+        from verifiers.eval.endpoints import PROVIDERS  # that module builds on this one
+
+        if value is not None and value not in PROVIDERS:
+            raise ValueError(f"unknown provider {value!r} (known: {', '.join(PROVIDERS)})")
+        return value
+
+    @field_validator("state_columns")
+    @classmethod
+    def _new_column_names(cls, value: list[str]) -> list[str]:
+        names = [name.strip() for name in value]
+        if any(not name for name in names):
+            raise ValueError("has an empty name (expected e.g. 'turn,timing')")
+        taken = [name for name in names if name in OUTPUT_KEYS]
+        if taken:
+            # a state column of the same name would overwrite the record's own value
+            raise ValueError(f"{taken[0]!r} is already a results.jsonl column")
+        return list(dict.fromkeys(names))
 
     def merged_sampling_args(self) -> dict[str, Any]:
         args: dict[str, Any] = {"max_tokens": self.max_tokens}

@@ -95,6 +95,7 @@ async def generate(
     max_concurrent_scoring: int | None = None,
     score_rollouts: bool = True,
     independent_scoring: bool = False,
+    state_columns: list[str] | None = None,
     on_group: GroupCallback | None = None,
     on_progress: Callable[[int], None] | None = None,
     **_: Any,
@@ -104,7 +105,8 @@ async def generate(
     Rows sharing an ``example_id`` form a group (``independent_scoring`` makes
     every rollout its own group). ``on_group(outputs, states)`` is called as
     soon as a group is scored; ``on_progress(n)`` after every finished rollout. Rollouts that
-    recorded an error are left out of their group's scoring (reward 0, no metrics).
+    recorded an error are left out of their group's scoring (reward 0, no metrics). ``state_columns``
+    are State keys copied into each output.
     """
     client = _as_async_client(client)
     rows = rows_from_inputs(inputs)
@@ -137,7 +139,7 @@ async def generate(
             async with scoring:
                 await env.score_group(scored)
         group_outputs = [
-            state_to_output(s, rows[i].get("rollout_index", 0)) for i, s in zip(indices, group_states)
+            state_to_output(s, rows[i].get("rollout_index", 0), state_columns) for i, s in zip(indices, group_states)
         ]
         for i, state, output in zip(indices, group_states, group_outputs):
             states[i], outputs[i] = state, output

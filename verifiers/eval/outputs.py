@@ -2,15 +2,44 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import logging
 from typing import Any
 
 from verifiers.messages import to_plain
 from verifiers.state import State
 
+logger = logging.getLogger("verifiers.eval")
+
+# The record's own keys; a state column may not take one of these names.
+OUTPUT_KEYS = frozenset({
+    "example_id", "rollout_index", "task", "prompt", "completion", "answer", "info", "reward", "metrics",
+    "advantage", "timing", "is_completed", "is_truncated", "stop_condition", "error", "num_turns",
+    "total_completion_tokens", "scoring_errors", "tool_errors",
+})
+
 
 def _json_safe(value: Any) -> Any:
     """Plain data (SDK and OpenAI objects converted); the writer stringifies anything else."""
     return to_plain(value)
+
+
+@functools.cache
+def _warn_not_json(column: str, type_name: str) -> None:
+    # cached: one warning per column and type, not one per rollout
+    logger.warning("state column %r holds a value of type %s, which is not JSON; saving its repr", column, type_name)
+
+
+def _state_column(state: State, column: str) -> Any:
+    """``state[column]`` as JSON-safe data (None when missing), else its repr, with a warning once."""
+    value = _json_safe(state.get(column))
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        _warn_not_json(column, type(value).__name__)
+        return repr(value)
+    return value
 
 
 def _error_text(error: Any) -> str | None:
@@ -46,8 +75,8 @@ def state_to_output(state: State, rollout_index: int = 0, state_columns: list[st
         "tool_errors": len(state.get("tool_errors") or []),
     }
     for column in state_columns or []:
-        output[column] = _json_safe(state.get(column))
+        output[column] = _state_column(state, column)
     return output
 
 
-__all__ = ["state_to_output"]
+__all__ = ["OUTPUT_KEYS", "state_to_output"]

@@ -95,6 +95,7 @@ async def run_eval(
     if not resume and results_path.exists():
         raise UsageError(f"{results_path} already exists; use --resume {run_dir} to continue it")
     rows = expand_rollouts(env.get_eval_dataset(n=config.num_examples), config.rollouts_per_example)
+    _check_new_folder(config.save_dataset)
     # Everything that can fail before the first rollout (dataset, API key, headers) runs before the folder
     # exists, so a run that never started leaves nothing behind.
     client = make_client(config)
@@ -125,6 +126,7 @@ async def run_eval(
                                      max_concurrent=config.max_concurrent,
                                      max_concurrent_scoring=config.max_concurrent_scoring,
                                      independent_scoring=config.independent_scoring,
+                                     state_columns=config.state_columns,
                                      on_group=lambda outputs, _states: writer.append_group(outputs), on_progress=tick)
     except Exception as error:
         # Rollout errors are recorded per rollout; what ends up here stopped the run, and the folder says so
@@ -143,7 +145,24 @@ async def run_eval(
         # by an exception does, and says why in the same "error" key.
         metadata.update(status="failed", error=failures)
     _write_metadata(run_dir, metadata)
+    if config.save_dataset is not None:
+        _save_dataset(outputs, config.save_dataset, results_path)
     return outputs, metadata, run_dir
+
+
+def _check_new_folder(path: Path | None) -> None:
+    # a dataset is written into a new (or empty) folder only: never over a user's files
+    if path is not None and path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise UsageError(f"--save-dataset: {path} already exists and is not an empty folder; choose a new one")
+
+
+def _save_dataset(outputs: list[dict[str, Any]], path: Path, results_path: Path) -> None:
+    from verifiers.eval.hf_dataset import save_results_dataset
+
+    try:
+        save_results_dataset(outputs, path)
+    except OSError as error:
+        raise UsageError(f"--save-dataset: cannot write {path}: {error} (the results are in {results_path})") from None
 
 
 __all__ = ["EvalConfig", "run_eval", "load_run_config", "make_client", "new_run_dir"]
