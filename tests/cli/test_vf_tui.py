@@ -1,0 +1,187 @@
+"""``vf-tui`` as a user runs it: one-line refusals (no runs, no Textual), and the viewer in a real terminal
+(tmux) over a run the real ``vf-eval`` made against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from verifiers.testing import Reply, ScriptedRequest
+from verifiers.testing.policies import content_text
+
+ROOT = Path(__file__).resolve().parents[2]
+COLUMNS, LINES = 160, 48
+
+ENV_SOURCE = textwrap.dedent('''
+    import verifiers as vf
+    from datasets import Dataset
+
+    def reverse_word(word: str) -> str:
+        """Reverse a word."""
+        return word[::-1]
+
+    def load_environment():
+        ds = Dataset.from_list([{"question": f"word{i}", "answer": f"word{i}"[::-1]} for i in range(6)])
+
+        def correct(completion, answer) -> float:
+            return float(completion[-1]["content"] == answer)
+
+        return vf.ToolEnv(tools=[reverse_word], dataset=ds, eval_dataset=ds, rubric=vf.Rubric(funcs=[correct]),
+                          max_turns=4)
+''')
+
+
+def _vf_tui(*args: str, hide: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``vf-tui ARGS`` through its console-script entry, with ``hide`` made unimportable."""
+    hiding = f"sys.modules[{hide!r}] = None\n" if hide else ""
+    code = f"import sys\n{hiding}sys.argv = ['vf-tui', *{list(args)!r}]\nfrom cli.vf_tui import main\nmain()\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_without_textual_vf_tui_names_the_extra_to_install(tmp_path: Path) -> None:
+    done = _vf_tui(str(tmp_path), hide="textual")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "pip install -e '.[tui]'" in done.stderr and "'textual'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("make", ["missing", "empty", "no runs"])
+def test_no_runs_is_one_line_and_exit_2(tmp_path: Path, make: str) -> None:
+    outputs = tmp_path / "outputs"
+    if make != "missing":
+        outputs.mkdir()
+    if make == "no runs":
+        (outputs / "evals" / "toy--m").mkdir(parents=True)
+    done = _vf_tui(cwd=tmp_path) if make == "missing" else _vf_tui(str(outputs))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and done.stdout == ""
+    expected = "is not a folder" if make == "missing" else "no evaluation runs under"
+    assert done.stderr.startswith("vf-tui: error: ") and expected in done.stderr
+
+
+class ToolModel:
+    """Calls ``reverse_word`` on the word, then answers with the result; word1 and word4 get a wrong answer
+    that looks like markup, word3 a 503 (its rollout errors)."""
+
+    def __call__(self, request: ScriptedRequest) -> Reply:
+        word = request.last_user_text
+        if word == "word3":
+            return Reply(status=503)
+        results = [m for m in request.messages if m.get("role") == "tool"]
+        if not results:
+            arguments = json.dumps({"word": word})
+            call = {"id": "call_0", "type": "function", "function": {"name": "reverse_word", "arguments": arguments}}
+            return Reply("", tool_calls=[call])
+        if word in ("word1", "word4"):
+            return Reply(f"[bold]wrong[/] {word}")
+        return Reply(content_text(results[-1].get("content")))
+
+
+@pytest.fixture
+def evaluated(tmp_path: Path, serve) -> Path:
+    """The outputs folder of a real ``vf-eval`` run: 6 tool-calling rollouts, rewards 1 0 1 (error) 0 1."""
+    folder = tmp_path / "environments" / "tui_env"
+    folder.mkdir(parents=True)
+    (folder / "tui_env.py").write_text(ENV_SOURCE)
+    url = serve(ToolModel())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", "cli.vf_eval", "tui-env", "-m", "scripted", "-b", url, "-n", "6",
+                           "-r", "1", "--max-retries", "0"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return tmp_path / "outputs"
+
+
+class Terminal:
+    """A tmux session on a private socket with a fixed size: keys in, screen text out."""
+
+    def __init__(self, tmux: str, socket: str) -> None:
+        self.tmux = tmux
+        self.socket = socket
+
+    def _run(self, *args: str) -> str:
+        return subprocess.run([self.tmux, "-L", self.socket, *args], check=True, capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:  # one at a time, as a user types: Textual reads a burst of bytes as one sequence
+            self._run("send-keys", "-t", "tui", key)
+            time.sleep(0.3)
+
+    def screen(self) -> str:
+        return self._run("capture-pane", "-p", "-t", "tui")
+
+    def wait_for(self, *texts: str, absent: str | None = None, timeout: float = 30) -> str:
+        """The screen, once it shows every one of ``texts`` (and not ``absent``); fails with what it shows."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.screen()
+            if all(text in shown for text in texts) and (absent is None or absent not in shown):
+                return shown
+            if time.monotonic() > deadline:
+                pytest.fail(f"the screen never showed {texts} (without {absent!r}); it shows:\n{shown}")
+            time.sleep(0.2)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
+    tmux = shutil.which("tmux") or ("/usr/bin/tmux" if Path("/usr/bin/tmux").exists() else None)
+    if tmux is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("tmux is missing (apt-get install tmux): vf-tui's terminal test cannot run")
+        pytest.skip("tmux is missing (apt-get install tmux)")
+    socket = f"vf-tui-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    config = tmp_path / "tmux.conf"
+    # no status bar (the app gets every line), Esc passed at once, and the pane kept if the app dies (to read it)
+    config.write_text("set -g status off\nset -sg escape-time 0\nset -g remain-on-exit on\n")
+
+    def start(*command: str) -> Terminal:
+        subprocess.run([tmux, "-L", socket, "-f", str(config), "new-session", "-d", "-s", "tui",
+                        "-x", str(COLUMNS), "-y", str(LINES), "-e", f"PYTHONPATH={ROOT}", "-e", "TERM=xterm-256color",
+                        *command], check=True, timeout=30, cwd=tmp_path)
+        return Terminal(tmux, socket)
+
+    try:
+        yield start
+    finally:
+        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.mark.slow
+def test_a_user_browses_a_vf_eval_run_in_a_real_terminal(evaluated: Path, terminal) -> None:
+    term = terminal(sys.executable, "-m", "cli.vf_tui", str(evaluated))
+    shown = term.wait_for("1 run under", "tui-env", "scripted", "6 × 1", "0.600", "complete")
+    assert "Traceback" not in shown
+    term.keys("Enter")
+    shown = term.wait_for("6 of 6 rollouts shown (all rollouts)", "1 errored", "✗ ModelError")
+    term.keys("e", "Enter")  # the errored rollout (example 3)
+    term.wait_for("example 3 · rollout 0", "rollout error", "ModelError")
+    term.keys("Escape")  # alone: an Esc that arrives with the next key's bytes reads as Alt+key
+    term.wait_for("6 of 6 rollouts shown")
+    term.keys("Up", "Up", "Enter")  # example 1: a tool call, its result, a wrong answer
+    shown = term.wait_for("example 1 · rollout 0", "tool call · call_0", "tool result · call_0")
+    for expected in ('reverse_word({"word": "word1"})', "1drow", "[bold]wrong[/] word1", "reward  0.000",
+                     "correct  0.000", " user\n   word1"):
+        assert expected in shown, shown
+    term.keys("Escape")
+    term.wait_for("6 of 6 rollouts shown")
+    term.keys("f")
+    shown = term.wait_for("3 of 6 rollouts shown (reward ≥ 0.5)")
+    assert "✗" not in shown
+    term.keys("f")
+    term.wait_for("3 of 6 rollouts shown (reward < 0.5)", "✗ ModelError")
+    term.keys("m", "0", ".", "5", "Enter")
+    term.wait_for("3 of 6 rollouts shown (reward ≥ 0.5)")
+    term.keys("q")
+    term.wait_for("Pane is dead", timeout=15)
