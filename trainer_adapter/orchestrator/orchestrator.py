@@ -77,7 +77,7 @@ class OrchestratorConfig(BaseModel):
     max_off_policy_steps: int = Field(8, ge=0, description="Rollouts further behind the trained weights are dropped.")
     temperature: float = Field(1.0, gt=0, description="Sampling temperature (the trainer divides logits by it).")
     max_tokens: int = Field(64, gt=0, description="Longest completion per model turn, in tokens.")
-    seq_len: int = Field(2048, gt=0, description="Tokens per micro-batch.")
+    seq_len: int = Field(2048, gt=0, description="Positions per micro-batch (a shared prompt counted once).")
     num_train_ranks: int = Field(1, gt=0, description="Trainer ranks the micro-batches are dealt to.")
     weights_poll_s: float = Field(0.1, gt=0, description="How often to look for new weights.")
     weights_timeout_s: float = Field(600.0, gt=0, description="Give up waiting for a weights version after this.")
