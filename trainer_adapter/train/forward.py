@@ -15,7 +15,7 @@ prediction and gets 0 (it is never trainable).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from transformers import PreTrainedModel
@@ -35,7 +35,7 @@ class MicroBatchTensors:
     sample_ids: torch.Tensor
     sample_lengths: list[int]
     temperature: float
-    shared_prefix: list[int] = field(default_factory=list)
+    layout: RowLayout
 
     @classmethod
     def from_micro_batch(cls, mb: MicroBatch, device: torch.device) -> MicroBatchTensors:
@@ -52,7 +52,7 @@ class MicroBatchTensors:
             sample_ids=sample_ids.to(device),
             sample_lengths=lengths,
             temperature=mb.temperature,
-            shared_prefix=list(mb.shared_prefix),
+            layout=RowLayout.of(mb, device),
         )
 
 
@@ -84,7 +84,7 @@ def token_logprobs(
     model: PreTrainedModel, batch: MicroBatchTensors, with_entropy: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``([T] logprobs, [T] entropies or None)`` of the micro-batch's tokens under ``model``."""
-    layout = RowLayout.of(batch)
+    layout = batch.layout
     if layout.shares:
         logits = model(input_ids=layout.rows, position_ids=layout.position_ids,
                        attention_mask=layout.attention_mask()).logits
@@ -122,9 +122,11 @@ class RowLayout:
     shares: bool
 
     @classmethod
-    def of(cls, batch: MicroBatchTensors) -> RowLayout:
-        lengths = batch.sample_lengths
-        shared = batch.shared_prefix or [0] * len(lengths)
+    def of(cls, mb: MicroBatch, device: torch.device) -> RowLayout:
+        """The rows of ``mb``, built on the host from its lists and moved to ``device`` once (building them
+        from device tensors would copy each one back and stall the accelerator on every micro-batch)."""
+        lengths = list(mb.sample_lengths)
+        shared = list(mb.shared_prefix) or [0] * len(lengths)
         if len(shared) != len(lengths):
             raise ValueError(f"shared_prefix has {len(shared)} entries for {len(lengths)} samples")
         columns: list[torch.Tensor] = []  # per sample: its tokens' columns in its row
@@ -146,23 +148,24 @@ class RowLayout:
             row_index.append(len(row_lengths) - 1)
             row_lengths[-1] += length - p
             columns.append(torch.cat([torch.arange(p), torch.arange(start, start + length - p)]))
-        device = batch.input_ids.device
         longest = max(row_lengths)
-        row_of = torch.repeat_interleave(torch.tensor(row_index), torch.tensor(lengths))
+        counts = torch.tensor(lengths, dtype=torch.long)
+        row_of = torch.repeat_interleave(torch.tensor(row_index), counts)
         flat_columns = torch.cat(columns)
-        ids = batch.input_ids.cpu()
+        ids = torch.tensor(mb.input_ids, dtype=torch.long)
         rows = ids.new_zeros(len(row_lengths), longest)
         rows[row_of, flat_columns] = ids
         if not torch.equal(rows[row_of, flat_columns], ids):
             raise ValueError("samples marked as sharing a prompt have different tokens in it")
-        positions = batch.position_ids.cpu()
+        positions = torch.tensor(mb.position_ids, dtype=torch.long)
         position_ids = torch.zeros(len(row_lengths), longest, dtype=torch.long)
         position_ids[row_of, flat_columns] = positions
         real = torch.arange(longest)[None, :] < torch.tensor(row_lengths)[:, None]
         # padding: a part of its own per column; the prompt: -1; each sample's own tokens: its index
         segment = torch.arange(longest).repeat(len(row_lengths), 1) + len(lengths)
         own = positions >= torch.tensor(row_prompt)[row_of]
-        segment[row_of, flat_columns] = torch.where(own, batch.sample_ids.cpu(), -1)
+        sample_ids = torch.repeat_interleave(torch.arange(len(lengths)), counts)
+        segment[row_of, flat_columns] = torch.where(own, sample_ids, -1)
         predictor = torch.cat([torch.cat([c[:1], c[:-1]]) for c in columns])
         return cls(rows=rows.to(device), position_ids=position_ids.to(device), segment=segment.to(device),
                    real=real.to(device), row_of=row_of.to(device), predictor=predictor.to(device),

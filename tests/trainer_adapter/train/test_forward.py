@@ -129,4 +129,4 @@ def test_a_layout_that_cannot_be_shared_is_an_error(seqs, shared: list[int], mes
     (mb,) = pack([Sample(s, [False] + [True] * (len(s) - 1), [0.0] * len(s), 1.0) for s in seqs], seq_len=64)
     mb.shared_prefix = shared  # as a batch file from elsewhere could say
     with pytest.raises(ValueError, match=message):
-        RowLayout.of(MicroBatchTensors.from_micro_batch(mb, CPU))
+        RowLayout.of(mb, CPU)
