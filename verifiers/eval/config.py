@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 from verifiers.eval.outputs import OUTPUT_KEYS
+from verifiers.eval.providers import PROVIDERS
 
 
 class EvalConfig(BaseModel):
@@ -71,8 +72,6 @@ class EvalConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, value: str | None) -> str | None:
-        from verifiers.eval.endpoints import PROVIDERS  # that module builds on this one
-
         if value is not None and value not in PROVIDERS:
             raise ValueError(f"unknown provider {value!r} (known: {', '.join(PROVIDERS)})")
         return value

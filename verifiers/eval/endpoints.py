@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import runpy
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,35 +30,12 @@ import tomllib
 
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig, check_base_url
+from verifiers.eval.providers import PROVIDERS, Endpoint
 
 logger = logging.getLogger("verifiers.eval")
 
 DEFAULT_REGISTRIES = (Path("configs/endpoints.toml"), Path("configs/endpoints.py"))
 _ENTRY_KEYS = ("model", "url", "key")
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One served model: its id at the server, the server's base URL, the variable holding the key."""
-
-    model: str | None
-    url: str
-    key: str
-
-
-# OpenAI-compatible providers; ``model`` is None because a provider serves many models.
-PROVIDERS: dict[str, Endpoint] = {
-    "openai": Endpoint(None, "https://api.openai.com/v1", "OPENAI_API_KEY"),
-    "openrouter": Endpoint(None, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-    "together": Endpoint(None, "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
-    "deepseek": Endpoint(None, "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
-    "fireworks": Endpoint(None, "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
-    "groq": Endpoint(None, "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
-    "prime": Endpoint(None, "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
-    # a vLLM (or any) server on this machine; without the variable set, a local server gets a dummy key
-    "local": Endpoint(None, "http://localhost:8000/v1", "VLLM_API_KEY"),
-    "vllm": Endpoint(None, "http://localhost:8000/v1", "VLLM_API_KEY"),
-}
 
 
 def find_registry(path: Path | None) -> Path | None:
