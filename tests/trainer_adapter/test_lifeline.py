@@ -15,7 +15,7 @@ from trainer_adapter.lifeline import LAUNCHER_PID_ENV, launcher_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="n/a off Linux: PR_SET_PDEATHSIG, /proc")
 
 
 def _python(code: str, **kwargs) -> subprocess.Popen[str]:

@@ -56,7 +56,7 @@ def lane(app: HubApp, url: str, method: str = "GET", headers: dict[str, str] | N
 def wheel(hub: Hub, make_user: Callable[[str], str], upload: Callable[..., httpx.Response], client: TestClient,
           tmp_path: Path) -> dict[str, str]:
     if not isinstance(hub.storage, LocalStorage):
-        pytest.skip("the lane serves blobs from a local folder only (S3 blobs always go to the route)")
+        pytest.skip("n/a on S3: the lane serves blobs from a local folder only (S3 blobs always go to the route)")
     token = make_user("alice")
     path = make_wheel(tmp_path, "demo-env", "0.1.0")
     assert upload(token, path, "demo-env", "0.1.0").status_code == 200

@@ -63,7 +63,7 @@ def test_a_version_without_an_sdist_says_so(live_url: str, upload: Callable[...,
 
 def test_a_corrupted_blob_is_refused_before_unpacking(live_url: str, token: str, hub: Hub, tmp_path: Path) -> None:
     if not isinstance(hub.storage, LocalStorage):
-        pytest.skip("corrupts a file in the local blob folder")
+        pytest.skip("n/a on S3: corrupts a file in the local blob folder")
     with HubClient(live_url) as client:
         sdist = next(f for v in client.info("alice", "demo-env")["versions"] for f in v["files"]
                      if f["filename"] == "demo_env-0.2.0.tar.gz")

@@ -40,7 +40,7 @@ def test_a_server_database_gets_one_pooled_engine_without_connecting() -> None:
 def pg_url(scale_backends: ScaleBackends) -> str:
     url = scale_backends.fresh_database()
     if url is None:
-        pytest.skip(f"needs PostgreSQL: set {DATABASE_ENV} (scripts/start_scale_services.sh)")
+        pytest.skip(f"n/a outside the scale pass: set {DATABASE_ENV} (scripts/start_scale_services.sh)")
     return url
 
 

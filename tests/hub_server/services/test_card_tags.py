@@ -119,7 +119,7 @@ def test_two_writers_of_one_project_end_with_the_newest_versions_tags(
     # On PostgreSQL (the scale path) both transactions run at once: without the row lock in refresh(),
     # each computes the tags from its own snapshot and the last commit wins, even with the older version.
     if hub.db.is_sqlite:
-        pytest.skip("SQLite's writers are serial (BEGIN IMMEDIATE): nothing to race")
+        pytest.skip("n/a on SQLite: its writers are serial (BEGIN IMMEDIATE): nothing to race")
     alice = make_user("alice")
     publish(upload, alice, tmp_path, "race-env", "0.1.0", tag="first")
     with hub.db.read() as session:

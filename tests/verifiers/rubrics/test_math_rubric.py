@@ -167,7 +167,7 @@ def test_scoring_from_a_non_main_thread():
 
 
 @pytest.mark.slow  # ~5 s: a 2 s timeout, then a fresh pool starts
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a second worker is needed to check beside a stuck one")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="n/a on one core: needs a worker beside a stuck one")
 async def test_a_stuck_check_neither_hangs_nor_holds_up_other_checks():
     rubric = MathRubric(timeout_seconds=2.0)
     rubric.use_era("tuple")

@@ -149,7 +149,7 @@ async def test_files_round_trip_and_errors(client: AsyncSandboxClient, make_sand
 
 async def test_upload_larger_than_the_disk_is_refused(client: AsyncSandboxClient, make_sandbox) -> None:
     if os.geteuid() != 0:
-        pytest.skip("the size-limited workdir needs root (a tmpfs mount)")
+        pytest.skip("n/a unless root: the size-limited workdir needs root (a tmpfs mount)")
     box = await make_sandbox(disk_size_gb=0.002)  # 2 MiB
     with pytest.raises(SandboxFileTooLargeError):
         await client.upload_bytes(box, "big", b"x" * (4 << 20))

@@ -33,7 +33,7 @@ def test_v2_writes_every_limit_and_kills_through_cgroup_kill(tmp_path: Path) -> 
 def test_v1_on_this_machine_limits_and_empties_a_real_cgroup() -> None:
     driver = detect("verifiers-sandboxes-cgroup-test")
     if driver is None or not isinstance(driver, V1Driver):
-        pytest.skip("needs writable cgroup v1 controllers (root on the project's machine)")
+        pytest.skip("n/a without writable cgroup v1 controllers (root on the project's machine)")
     group = driver.create("s-test", LIMITS)
     try:
         assert (driver.parents["memory"] / "s-test" / "memory.limit_in_bytes").read_text().strip() == str(256 << 20)
@@ -77,7 +77,7 @@ def test_v2_parent_weighs_one_process_per_sandbox_unless_shared(tmp_path: Path) 
 def test_v1_parent_shares_follow_the_live_sandboxes() -> None:
     driver = detect("verifiers-sandboxes-cgroup-weight-test")
     if driver is None or not isinstance(driver, V1Driver) or "cpu" not in driver.parents:
-        pytest.skip("needs writable cgroup v1 cpu controller (root on the project's machine)")
+        pytest.skip("n/a without a writable cgroup v1 cpu controller (root on the project's machine)")
     shares = driver.parents["cpu"] / "cpu.shares"
     groups = []
     try:

@@ -68,7 +68,7 @@ def test_a_missing_agent_python_is_refused(sandbox_root: Path, agent_file: Path)
 
 async def test_a_root_dir_other_uids_cannot_reach_is_refused(tmp_path: Path) -> None:
     if os.geteuid() != 0:
-        pytest.skip("only root switches to per-sandbox uids")
+        pytest.skip("n/a unless root: only root switches to per-sandbox uids")
     hidden = tmp_path / "private"
     hidden.mkdir(mode=0o700)
     backend = LocalBackend(LocalBackendConfig(root_dir=hidden / "root"))
