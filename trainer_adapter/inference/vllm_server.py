@@ -51,7 +51,7 @@ LOGPROBS_MODE = "processed_logprobs"
 # Flags this module owns: a different value would break weight updates or the trainer's logprobs.
 RESERVED_FLAGS = ("--worker-extension-cls", "--logprobs-mode", "--model", "--host", "--port",
                   "--enable-auto-tool-choice", "--tool-call-parser")
-# vLLM's ``hermes`` parser fits the project's chat templates (verifiers/testing/chat_templates.py), which write
+# vLLM's ``hermes`` parser fits the project's chat templates (verifiers/tokens/chat_templates.py), which write
 # a call as ``<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>``. In vLLM 0.32 it finds the tags
 # in the decoded text, not as vocabulary entries (older versions looked ``<tool_call>`` up as one token and
 # refused a tokenizer without it), so the byte-level tokenizer needs no special tokens and no parser plugin:

@@ -1,4 +1,4 @@
-"""A Hugging Face byte-level tokenizer built in code, with the ids of ``verifiers.testing.ByteTokenizer``.
+"""A Hugging Face byte-level tokenizer built in code, with the ids of ``verifiers.tokens.ByteTokenizer``.
 
 Token id = byte value (0-255), then the ChatML special tokens from id 256 in the SDK's
 order, and the SDK's ChatML chat template. Because it is a real ``PreTrainedTokenizerFast``
@@ -13,7 +13,8 @@ from functools import lru_cache
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from verifiers.testing import CHATML, SPECIAL_TOKENS
+from verifiers.tokens.byte_tokenizer import SPECIAL_TOKENS
+from verifiers.tokens.chat_templates import CHATML
 
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"

@@ -6,10 +6,10 @@
 """
 
 from verifiers.testing import policies
-from verifiers.testing.byte_tokenizer import SPECIAL_TOKENS, ByteTokenizer
-from verifiers.testing.chat_templates import CHATML, QWEN3_STYLE
 from verifiers.testing.policies import Policy, Reply, ScriptedRequest, resolve_policy
 from verifiers.testing.scripted_server import ScriptedServer
+from verifiers.tokens.byte_tokenizer import SPECIAL_TOKENS, ByteTokenizer
+from verifiers.tokens.chat_templates import CHATML, QWEN3_STYLE
 
 __all__ = [
     "CHATML",

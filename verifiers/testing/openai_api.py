@@ -15,8 +15,8 @@ from collections import deque
 from typing import Any
 
 from verifiers.http.http11 import HttpRequest
-from verifiers.testing.byte_tokenizer import ByteTokenizer
 from verifiers.testing.policies import Policy, Reply, ScriptedRequest, content_text
+from verifiers.tokens.byte_tokenizer import ByteTokenizer
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from verifiers.errors import UsageError
 
 if TYPE_CHECKING:
-    from verifiers.testing.byte_tokenizer import ByteTokenizer
+    from verifiers.tokens.byte_tokenizer import ByteTokenizer
 
 
 @dataclass

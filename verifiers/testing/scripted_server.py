@@ -25,9 +25,9 @@ from contextlib import asynccontextmanager, contextmanager
 
 from verifiers.errors import UsageError
 from verifiers.http.http11 import MAX_HEADER_BYTES, HttpError, encode_response, read_request
-from verifiers.testing.byte_tokenizer import ByteTokenizer
 from verifiers.testing.openai_api import ScriptedApi, error_body
 from verifiers.testing.policies import Policy, ScriptedRequest, resolve_policy
+from verifiers.tokens.byte_tokenizer import ByteTokenizer
 
 # Many clients open hundreds of connections at once; the default backlog (100) would reset some.
 _BACKLOG = 4096

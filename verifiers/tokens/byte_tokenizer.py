@@ -1,4 +1,7 @@
-"""A byte-level tokenizer with chat templates, for tests that need real token ids.
+"""A byte-level tokenizer with chat templates: the tiny model's vocabulary, and real token ids for tests.
+
+``trainer_adapter/model/tokenizer.py`` builds the Hugging Face twin of it that vLLM and the trainer load;
+the scripted server (``verifiers.testing``) tokenizes with this one, so every part sees the same ids.
 
 Token id = byte value (0-255); a few special tokens follow from id 256. It
 mirrors the part of a Hugging Face tokenizer that training code uses
@@ -22,7 +25,7 @@ from jinja2 import Template
 from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from verifiers.testing.chat_templates import CHATML, TEMPLATES
+from verifiers.tokens.chat_templates import CHATML, TEMPLATES
 
 SPECIAL_TOKENS: tuple[str, ...] = (
     "<|endoftext|>",
