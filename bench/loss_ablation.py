@@ -10,8 +10,9 @@ One vLLM server is started once; each run loads the warm start into it first (``
 Per run it prints the held-out reward before → after (the eval split, ``--eval-samples`` replies per row at
 the training temperature, and greedy; computed in this process from the final weights, as
 ``bench/learning_reference.py`` does), the training reward of the first and last five steps, the largest
-mismatch KL and masked share the trainer logged, and seconds per step; ``--png`` draws every run's
-training-reward curve in one figure.
+mismatch KL and masked share the trainer logged, and seconds per step; then, per variant, the mean gain over
+the seeds with their spread. ``--png`` draws each variant's training reward per step (mean over seeds, range
+shaded) in one figure.
 
     .venv/bin/python bench/loss_ablation.py --warm-start outputs/main_job/sft/weights/step_* --png ablation.png
     .venv/bin/python bench/loss_ablation.py --warm-start DIR --variants icepop,cispo --seeds 0,1 --steps 20
@@ -108,16 +109,44 @@ def report(runs: list[AblationRun]) -> None:
               f"{r.mismatch_kl_max:8.4f} {r.masked_max:7.3f} {statistics.median(r.step_seconds):6.2f}")
 
 
+def by_variant(runs: list[AblationRun]) -> dict[str, list[AblationRun]]:
+    grouped: dict[str, list[AblationRun]] = {}
+    for r in runs:
+        grouped.setdefault(r.variant, []).append(r)
+    return grouped
+
+
+def summary(runs: list[AblationRun]) -> None:
+    """Per variant, over its seeds: the mean held-out gain (sampled and greedy) with the seeds' spread."""
+    print(f"\n{'variant':16} {'seeds':>5} {'sampled gain':>16} {'greedy gain':>16} {'sampled after':>14} "
+          f"{'KL max':>8} {'masked':>7}")
+    for variant, group in by_variant(runs).items():
+        gains = [r.after["sampled"] - r.before["sampled"] for r in group]
+        greedy = [r.after["greedy"] - r.before["greedy"] for r in group]
+        spread = statistics.stdev if len(group) > 1 else (lambda _: 0.0)
+        print(f"{variant:16} {len(group):>5} {statistics.fmean(gains):+7.3f} ± {spread(gains):.3f} "
+              f"{statistics.fmean(greedy):+7.3f} ± {spread(greedy):.3f} "
+              f"{statistics.fmean(r.after['sampled'] for r in group):14.3f} "
+              f"{max(r.mismatch_kl_max for r in group):8.4f} {max(r.masked_max for r in group):7.3f}")
+
+
 def plot(runs: list[AblationRun], path: Path) -> None:
+    """One line per variant: the training reward per step, mean over its seeds, the seeds' range shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(8, 4.5), dpi=120)
-    for r in runs:
-        axes.plot(range(1, len(r.train_rewards) + 1), r.train_rewards,
-                  label=f"{r.variant} (seed {r.seed}): held-out {r.before['sampled']:.2f} -> {r.after['sampled']:.2f}")
+    for variant, group in by_variant(runs).items():
+        steps = min(len(r.train_rewards) for r in group)
+        curves = [r.train_rewards[:steps] for r in group]
+        mean = [statistics.fmean(values) for values in zip(*curves)]
+        gain = statistics.fmean(r.after["sampled"] - r.before["sampled"] for r in group)
+        (line,) = axes.plot(range(1, steps + 1), mean, label=f"{variant}: held-out {gain:+.2f} (mean of {len(group)})")
+        if len(group) > 1:
+            axes.fill_between(range(1, steps + 1), [min(v) for v in zip(*curves)], [max(v) for v in zip(*curves)],
+                              color=line.get_color(), alpha=0.12)
     axes.set_xlabel("RL step")
     axes.set_ylabel("training reward (sampled)")
     axes.grid(alpha=0.3)
@@ -191,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                                         server.base_url, measure, before))
                 print(f"{variant} seed {seed}: {time.perf_counter() - started:.0f} s", flush=True)
     report(runs)
+    summary(runs)
     if args.png:
         plot(runs, args.png)
     return 0

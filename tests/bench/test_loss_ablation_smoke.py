@@ -51,3 +51,22 @@ def test_a_warm_start_that_is_not_a_weights_folder_is_refused(bench: ModuleType,
     with pytest.raises(SystemExit) as exit_:
         bench.main(["--warm-start", str(tmp_path)])
     assert exit_.value.code == 2 and "not a Hugging Face weights folder" in capsys.readouterr().err
+
+
+def test_the_summary_averages_each_variant_over_its_seeds(bench: ModuleType, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    def run(variant: str, seed: int, after: float, greedy: float) -> object:
+        return bench.AblationRun(variant, seed, train_rewards=[0.3, 0.4, 0.5 + seed / 10], step_seconds=[1.0],
+                                 before={"sampled": 0.3, "greedy": 0.5}, after={"sampled": after, "greedy": greedy},
+                                 mismatch_kl_max=0.001 * (seed + 1), masked_max=0.01)
+
+    runs = [run("icepop", 0, 0.5, 0.6), run("icepop", 1, 0.7, 0.8), run("ppo", 0, 0.4, 0.4)]
+    bench.summary(runs)
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    # icepop: gains 0.2 and 0.4 -> mean +0.300, sample stdev 0.141; greedy +0.1, +0.3 -> +0.200 ± 0.141
+    assert lines["icepop"].split()[1:8] == ["2", "+0.300", "±", "0.141", "+0.200", "±", "0.141"]
+    assert lines["ppo"].split()[1:8] == ["1", "+0.100", "±", "0.000", "-0.100", "±", "0.000"]
+    assert lines["icepop"].split()[-2] == "0.0020"  # the largest KL of its seeds
+    png = tmp_path / "ablation.png"
+    bench.plot(runs, png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
