@@ -20,13 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from verifiers.errors import EnvironmentLoadError, EnvironmentNotFoundError, UsageError
 
 logger = logging.getLogger("verifiers.loading")
 
-ENV_ID = re.compile(r"^(?:(?P<owner>[A-Za-z0-9][A-Za-z0-9._-]*)/)?"
-                    r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)"
-                    r"(?:@(?P<version>[A-Za-z0-9.+!_-]+))?$")
+# The Hub's grammar (hub_server/names.py), written out here because the SDK never imports the Hub: owners
+# are 1-39 lowercase letters, digits and inner dashes; names are PEP 508 project names of at most 100
+# characters; versions are PEP 440. tests/data/env_id_cases.json holds both implementations to one table.
+OWNER = r"[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?"
+NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?"
+ENV_ID = re.compile(rf"^(?:(?P<owner>{OWNER})/)?(?P<name>{NAME})(?:@(?P<version>[^/@\s]+))?$")
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,14 @@ def parse_env_id(env_id: str) -> EnvId:
     match = ENV_ID.match(env_id.strip()) if isinstance(env_id, str) else None
     if match is None:
         raise UsageError(f"invalid environment id {env_id!r}: expected [owner/]name[@version], "
-                         "e.g. 'gsm8k' or 'me/gsm8k@0.1.2'")
-    return EnvId(match["name"], match["owner"], match["version"])
+                         "e.g. 'gsm8k' or 'me/gsm8k@0.1.2' (an owner is lowercase letters, digits and inner '-')")
+    version = match["version"]
+    if version is not None:
+        try:
+            Version(version)  # local labels (+build) are fine: an installed local build can be asked for
+        except InvalidVersion:
+            raise UsageError(f"invalid environment id {env_id!r}: {version!r} is not a PEP 440 version") from None
+    return EnvId(match["name"], match["owner"], version)
 
 
 def local_module_dir(module: str) -> Path | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from hub_server.errors import BadRequest
@@ -53,3 +56,17 @@ def test_env_refs_parse_and_print_back() -> None:
     for bad in ["demo-env", "alice/", "a/b/c", "alice/demo@", "alice/demo@x y"]:
         with pytest.raises(BadRequest):
             parse_env_ref(bad)
+
+
+ENV_ID_CASES = json.loads((Path(__file__).resolve().parents[1] / "shared_cases" / "env_ids.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", ENV_ID_CASES, ids=lambda c: c["ref"][:48])
+def test_env_refs_follow_the_grammar_the_sdk_shares(case: dict) -> None:
+    """The same table as tests/verifiers/test_loading.py's: the Hub and the SDK differ only where it says why."""
+    assert case["sdk"] == case["hub"] or case.get("why"), case
+    if case["hub"]:
+        assert parse_env_ref(case["ref"]) == EnvRef(case["owner"], case["name"], case["version"])
+    else:
+        with pytest.raises(BadRequest):
+            parse_env_ref(case["ref"])

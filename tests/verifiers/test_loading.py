@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -64,3 +65,17 @@ def test_version_must_match_the_installed_distribution() -> None:
     pytest.importorskip("reverse_text")
     with pytest.raises(EnvironmentNotFoundError, match="version"):
         vf.load_environment("reverse-text@99.0.0")
+
+
+ENV_ID_CASES = json.loads((Path(__file__).resolve().parents[1] / "shared_cases" / "env_ids.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", ENV_ID_CASES, ids=lambda c: c["ref"][:48])
+def test_env_ids_follow_the_grammar_the_hub_shares(case: dict) -> None:
+    """The same table as tests/hub_server/test_names.py's: the SDK and the Hub differ only where it says why."""
+    if case["sdk"]:
+        parsed = parse_env_id(case["ref"])
+        assert (parsed.owner, parsed.name, parsed.version) == (case["owner"], case["name"], case["version"])
+    else:
+        with pytest.raises(UsageError, match="invalid environment id"):
+            parse_env_id(case["ref"])
