@@ -225,7 +225,7 @@ def start_server(args: argparse.Namespace) -> Any:
     model = save_tiny_model(args.out / "base_model")
     config = InferenceConfig(model=str(model), served_model_name=MODEL_NAME, port=free_port(), max_model_len=1024,
                              max_num_seqs=128)
-    server = InferenceServer(config, python=args.vllm_python, log_path=args.out / "inference.log")
+    server = InferenceServer(config, python=args.vllm_python, log_path=args.out / "inference.log", die_with_parent=True)
     return server.start(timeout=600)
 
 

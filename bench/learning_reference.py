@@ -255,7 +255,8 @@ def run_stack(warm_start: Path, budget: Budget, eval_rows: list[dict[str, Any]],
     from trainer_adapter.train.launch import free_port
 
     server = InferenceServer(InferenceConfig(model=str(warm_start), served_model_name=["tiny"], port=free_port(),
-                                             max_num_seqs=512), python=vllm_python, log_path=out / "vllm.log")
+                                             max_num_seqs=512), python=vllm_python, log_path=out / "vllm.log",
+                             die_with_parent=True)
     result = RunResult("stack")
     model = AutoModelForCausalLM.from_pretrained(warm_start, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(warm_start)

@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = AutoTokenizer.from_pretrained(args.warm_start)
     runs: list[AblationRun] = []
     server = InferenceServer(InferenceConfig(model=str(args.warm_start), served_model_name=["tiny"], port=free_port(),
-                                             max_num_seqs=512), python=args.vllm_python, log_path=args.out / "vllm.log")
+                                             max_num_seqs=512), python=args.vllm_python, log_path=args.out / "vllm.log",
+                             die_with_parent=True)
     args.out.mkdir(parents=True, exist_ok=True)
     with server.start(600):
         for seed in args.seeds:

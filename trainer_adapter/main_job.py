@@ -290,7 +290,7 @@ def _job_server(config: MainJobConfig, weights: Path) -> InferenceServer:
         InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), dtype=config.server.dtype,
                         max_num_seqs=config.server.max_num_seqs,
                         gpu_memory_utilization=config.server.gpu_memory_utilization),
-        python=config.vllm_python, log_path=config.output_dir / "vllm.log",
+        python=config.vllm_python, log_path=config.output_dir / "vllm.log", die_with_parent=True,
     )
 
 

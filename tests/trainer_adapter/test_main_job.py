@@ -91,6 +91,14 @@ def test_the_server_starts_on_the_very_model_sft_starts_from(tmp_path: Path) -> 
     assert all(torch.equal(served[k], expected[k]) for k in served)
 
 
+def test_the_jobs_server_dies_with_the_job(tmp_path: Path) -> None:
+    """A job killed any way (kill -9 included) takes its vLLM server with it: no orphan holds the cores."""
+    from trainer_adapter.main_job import _job_server
+
+    server = _job_server(MainJobConfig.model_validate({"output_dir": str(tmp_path)}), tmp_path / "weights")
+    assert server.die_with_parent
+
+
 def test_the_gpu_config_is_the_same_recipe_at_gpu_scale() -> None:
     config = load_config(MainJobConfig, GPU_TOML)
     sft = SFTConfig.model_validate(sft_run_config(config))
