@@ -39,6 +39,9 @@ class TrajectoryStepTokens(TypedDict, total=False):
     completion_ids: list[int]
     completion_mask: list[int]
     completion_logprobs: list[float]
+    # set by verifiers.utils.response_utils.parse_response_tokens when it cuts to a max_seq_len (0.1.x)
+    overlong_prompt: bool
+    is_truncated: bool
 
 
 class TrajectoryStep(TypedDict, total=False):
