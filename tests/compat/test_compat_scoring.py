@@ -28,3 +28,14 @@ def test_state_era_scoring_as_on_0_3_0(compare_with_original) -> None:
 @pytest.mark.slow
 def test_tuple_era_scoring_as_on_0_1_5(compare_with_original) -> None:
     compare_with_original("compat_tuple_scoring", "tuple", "echo", _tuple_scoring)
+
+
+def _tuple_lists(run: EvalRun) -> None:
+    assert run.metrics["exact"] == [1.0, 0.0] and run.metrics["short"] == [1.0, 0.0]
+    assert run.metrics["words"] == [2.0, 5.0] and run.metrics["mentions_blue"] == [1.0, 0.0]
+    assert run.rewards == [pytest.approx(1.0 + 0.5 + 0.5 + 1.0), pytest.approx(1.25)]
+
+
+@pytest.mark.slow
+def test_tuple_era_reward_lists_as_on_0_1_5(compare_with_original) -> None:
+    compare_with_original("compat_tuple_lists", "tuple", "echo", _tuple_lists)

@@ -50,7 +50,10 @@ from verifiers.types import Messages, RolloutScore, RolloutScores
 
 # Keyword arguments that public environments pass by mistake; they are kept as
 # attributes (as the original did) but deserve a louder hint than a debug line.
-_LIKELY_TYPOS = {"reward_funcs": "funcs", "reward_weights": "weights", "reward_functions": "funcs"}
+_LIKELY_TYPOS = {"reward_functions": "funcs"}
+# 0.1.x's names for ``funcs`` and ``weights``: passed as keywords or assigned after ``super().__init__()``,
+# they are what a 0.1.x rubric scores with, so here they are the same lists (see the properties below).
+_CLASSIC_LISTS = ("reward_funcs", "reward_weights")
 
 
 class Rubric:
@@ -88,6 +91,8 @@ class Rubric:
         for func, weight in zip(funcs, weights):
             self._append(func, weight)
         self._set_extra_attributes(kwargs)
+        if not self.weights:  # Rubric(reward_funcs=[...]) alone: weight 1.0 each, as 0.1.x gives
+            self.weights = [1.0] * len(self.funcs)
 
     def _setup(self, parser: Parser | None, parallelize_scoring: bool | None) -> None:
         self.logger = logging.getLogger(f"verifiers.rubrics.{type(self).__name__}")
@@ -100,6 +105,9 @@ class Rubric:
     def _set_extra_attributes(self, extra: Mapping[str, Any]) -> None:
         for key, value in extra.items():
             cls = type(self).__name__
+            if key in _CLASSIC_LISTS:
+                setattr(self, key, value)
+                continue
             if hasattr(type(self), key):
                 raise TypeError(f"{cls}() got an argument {key!r} that would shadow a method or property")
             if key in _LIKELY_TYPOS:
@@ -141,7 +149,32 @@ class Rubric:
         return list(self.funcs)
 
     def get_reward_weights(self) -> list[float]:
-        return list(self.weights)
+        """One weight per function. Lists assigned by hand (``self.reward_weights = ...``) may differ in
+        length; they pair up as 0.1.x's ``zip`` paired them: extra weights unused, extra functions weight 0."""
+        weights = [float(w) for w in self.weights[: len(self.funcs)]]
+        return weights + [0.0] * (len(self.funcs) - len(weights))
+
+    @property
+    def reward_funcs(self) -> list[Callable[..., Any]]:
+        """0.1.x's name for :attr:`funcs`: the same list (appending to it adds a function)."""
+        return self.funcs
+
+    @reward_funcs.setter
+    def reward_funcs(self, funcs: Sequence[Callable[..., Any]]) -> None:
+        for func in funcs:
+            ensure_reward_func(func)
+        self.funcs = list(funcs)
+
+    @property
+    def reward_weights(self) -> list[float]:
+        """0.1.x's name for :attr:`weights`: the same list."""
+        return self.weights
+
+    @reward_weights.setter
+    def reward_weights(self, weights: Sequence[float]) -> None:
+        if any(isinstance(w, bool) or not isinstance(w, (int, float)) for w in weights):
+            raise TypeError(f"reward weights must be numbers, got {list(weights)!r}")
+        self.weights = list(weights)
 
     @property
     def failure_counts(self) -> Counter[str]:

@@ -75,11 +75,60 @@ def test_extra_kwargs_become_attributes(caplog):
 
 def test_likely_typo_kwarg_warns_and_shadowing_kwarg_fails(caplog):
     with caplog.at_level(logging.WARNING, logger="verifiers.rubrics"):
-        rubric = Rubric(reward_funcs=[exact])
+        rubric = Rubric(reward_functions=[exact])
     assert rubric.get_reward_func_names() == []
     assert "did you mean funcs=" in caplog.text
     with pytest.raises(TypeError, match="shadow"):
         Rubric(score_rollout=None)
+
+
+# ------------------------------------------------------- 0.1.x's reward_funcs / reward_weights
+
+
+def test_the_classic_list_keywords_are_the_functions_and_weights(caplog):
+    with caplog.at_level(logging.WARNING, logger="verifiers.rubrics"):
+        rubric = Rubric(reward_funcs=[exact, quarter])
+    assert rubric.get_reward_func_names() == ["exact", "quarter"] and rubric.get_reward_weights() == [1.0, 1.0]
+    assert caplog.text == ""  # what 0.1.x scores with, not a typo
+    weighted = Rubric(reward_funcs=[exact], reward_weights=[3.0])
+    assert weighted.get_reward_weights() == [3.0]
+
+
+async def test_lists_assigned_after_init_score_and_stay_live():
+    class Lists(Rubric):
+        def __init__(self):
+            super().__init__()
+            self.reward_funcs = [self.double]
+            self.reward_weights = [0.5]
+
+        def double(self, completion) -> float:
+            return 2.0
+
+    rubric = Lists()
+    rubric.reward_funcs.append(quarter)  # the same list as funcs
+    rubric.reward_weights.append(4.0)
+    assert rubric.funcs == [rubric.double, quarter] and rubric.weights == [0.5, 4.0]
+    score = await rubric.score_rollout(PROMPT, COMPLETION, "4", {})
+    assert score.reward == pytest.approx(0.5 * 2.0 + 4.0 * 0.25)
+    assert score.metrics == {"double": 2.0, "quarter": 0.25}
+
+
+async def test_hand_assigned_lists_of_other_lengths_pair_up_as_zip_did():
+    rubric = Rubric()
+    rubric.reward_funcs = [exact, quarter]
+    rubric.reward_weights = [2.0]  # the second function counts as a metric only
+    assert rubric.get_reward_weights() == [2.0, 0.0]
+    assert (await rubric.score_rollout(PROMPT, COMPLETION, "4", {})).reward == pytest.approx(2.0)
+    rubric.reward_weights = [1.0, 1.0, 9.0]  # the extra weight has no function
+    assert rubric.get_reward_weights() == [1.0, 1.0]
+
+
+def test_bad_classic_lists_are_refused():
+    rubric = Rubric()
+    with pytest.raises(TypeError, match="must be numbers"):
+        rubric.reward_weights = [1.0, "heavy"]
+    with pytest.raises(TypeError):
+        rubric.reward_funcs = [exact, "not a function"]
 
 
 # ------------------------------------------------------------------- tuple era
