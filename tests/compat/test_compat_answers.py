@@ -61,6 +61,8 @@ ANSWER_ENVS = [
     ("compat_state_answers", "state", judge_keys_policy, _state_answers),
     ("compat_state_math", "state", "echo", _state_math),
     ("compat_tuple_math", "tuple", "echo", _tuple_math),
+    ("compat_tuple_math_late", "tuple", "echo", _tuple_math),  # the rubric assigned after __init__
+    ("compat_declared_math", "tuple", "echo", _tuple_math),  # no era in the code: its pyproject.toml's
 ]
 
 

@@ -33,7 +33,8 @@ from verifiers.envs.tool_defs import remember_tools
 from verifiers.errors import Error, OverlongPromptError
 from verifiers.messages import to_message, to_messages
 from verifiers.parsers.parser import Parser
-from verifiers.rollout.era import detect_era, tuple_style_is_completed, user_override
+from verifiers.rollout.declared_era import builder_era
+from verifiers.rollout.era import code_era, tuple_style_is_completed, user_override
 from verifiers.rollout.response import parse_response
 from verifiers.state import State, TrajectoryStep
 from verifiers.tools.schema import to_oai_tool, to_tool_def
@@ -72,9 +73,28 @@ class MultiTurnEnv(Environment):
         self.max_turns = max_turns
         self.max_total_completion_tokens = max_total_completion_tokens
         self.timeout_seconds = timeout_seconds
-        self.era = detect_era(type(self))
-        # Parsers and rubrics learn the era here, once (a parser or rubric shared with an environment
-        # of the other era follows the one built last).
+        # The code's own shape first; when it names no era, what its package declares (verifiers<0.1.8: tuple).
+        self.era = code_era(type(self)) or builder_era(type(self)) or "state"
+        self._teach_era()
+        self._tuple_is_completed = tuple_style_is_completed(type(self))
+        self._hooked = self.era == "state" and any(user_override(type(self), h) for h in _TRAJECTORY_HOOKS)
+        self._stop_conditions = stop_conditions(self)
+        self._cleanup_handlers = cleanup_handlers(self)
+
+    @property
+    def rubric(self) -> Any:
+        """The environment's rubric; one assigned after ``__init__`` learns the environment's era too."""
+        return self._rubric
+
+    @rubric.setter
+    def rubric(self, rubric: Any) -> None:
+        self._rubric = rubric
+        if hasattr(self, "era"):
+            self._teach_era()
+
+    def _teach_era(self) -> None:
+        """Tell parsers and rubrics the era (a parser or rubric shared with an environment of the other era
+        follows the one that set it last)."""
         if self.era == "tuple":
             for parser in _parsers(self):
                 parser.answer_from_last_message = True
@@ -82,10 +102,6 @@ class MultiTurnEnv(Environment):
             use_era = getattr(rubric, "use_era", None)  # a MathRubric scores as its environment's era did
             if callable(use_era):
                 use_era(self.era)
-        self._tuple_is_completed = tuple_style_is_completed(type(self))
-        self._hooked = self.era == "state" and any(user_override(type(self), h) for h in _TRAJECTORY_HOOKS)
-        self._stop_conditions = stop_conditions(self)
-        self._cleanup_handlers = cleanup_handlers(self)
 
     # -- hooks ------------------------------------------------------------------------------
 

@@ -63,8 +63,9 @@ def _returns_pair(func: Callable[..., Any]) -> bool:
 
 
 @functools.cache
-def detect_era(cls: type) -> Era:
-    """The era ``cls`` is written in; the State era unless an override says otherwise."""
+def code_era(cls: type) -> Era | None:
+    """The era ``cls``'s own code names: a tuple-era shape of an override, or a hook or decorator only the State
+    era has; ``None`` when it names none (a plain ``SingleTurnEnv``, a ``ToolEnv`` without overrides)."""
     is_completed = user_override(cls, "is_completed")
     if is_completed is not None and len(_positional_names(is_completed)) >= 2:
         return "tuple"
@@ -74,7 +75,30 @@ def detect_era(cls: type) -> Era:
     env_response = user_override(cls, "env_response")
     if env_response is not None and _returns_pair(env_response):
         return "tuple"
-    return "state"
+    if (is_completed is not None) or (rollout is not None) or _uses_state_era_decorators(cls):
+        return "state"  # is_completed(state), rollout(input, ...), @vf.stop and kin exist only there
+    return None
+
+
+def _uses_state_era_decorators(cls: type) -> bool:
+    """Whether a class of the user's marks a method with ``@vf.stop``, ``@vf.cleanup`` or their kin."""
+    for klass in cls.__mro__:
+        if klass.__module__.startswith(_SDK_PREFIX):
+            continue
+        for member in vars(klass).values():
+            func = getattr(member, "__func__", member)
+            if callable(func) and any(name.startswith("_vf_") for name in getattr(func, "__dict__", {})):
+                return True
+    return False
+
+
+def detect_era(cls: type) -> Era:
+    """The era ``cls`` is written in, read from its code alone; the State era unless an override says otherwise.
+
+    :class:`~verifiers.envs.multiturn_env.MultiTurnEnv` also consults the package's declared requirement
+    (:mod:`verifiers.rollout.declared_era`) when the code names no era.
+    """
+    return code_era(cls) or "state"
 
 
 def tuple_style_is_completed(cls: type) -> bool:
@@ -89,4 +113,4 @@ def state_style_is_completed(cls: type) -> bool:
     return override is not None and len(_positional_names(override)) < 2
 
 
-__all__ = ["Era", "detect_era", "user_override", "tuple_style_is_completed", "state_style_is_completed"]
+__all__ = ["Era", "code_era", "detect_era", "user_override", "tuple_style_is_completed", "state_style_is_completed"]
