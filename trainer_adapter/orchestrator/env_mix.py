@@ -57,13 +57,20 @@ def load_env_mix(entries: Sequence[EnvConfig]) -> tuple[Any, dict[str, float] | 
     return vf.EnvGroup(envs, env_names=names), {e.task_name: e.weight for e in entries}
 
 
-
 def _load(entry: EnvConfig, where: str) -> Any:
     try:
-        return vf.load_environment(str(entry.id), **entry.args)
+        env = vf.load_environment(str(entry.id), **entry.args)
     except (vf.errors.EnvironmentNotFoundError, vf.errors.EnvironmentLoadError, vf.errors.UsageError) as e:
         # Chained, not swallowed: the loader's own traceback stays on __cause__ for a real bug inside it.
         raise TrainerConfigError(f"{where} ({entry.id!r}): {e}") from e
+    if getattr(env, "dataset", None) is None:
+        # Evaluation-only benchmarks (math500, humaneval) build no training split on purpose.
+        raise TrainerConfigError(
+            f"{where} ({entry.id!r}) has no training dataset: it is built for evaluation only. Train on an "
+            "environment with a training split; its README says whether an argument allows training on its "
+            "eval rows"
+        )
+    return env
 
 
 __all__ = ["EnvConfig", "load_env_mix"]

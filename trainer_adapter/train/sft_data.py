@@ -30,7 +30,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from transformers import PreTrainedTokenizerBase
 
-import verifiers as vf
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 from trainer_adapter.orchestrator.packing import Sample
@@ -74,7 +73,8 @@ def load_rows(config: SFTDataConfig) -> list[Row]:
     if config.envs:
         return _rows_from_mix(config.envs)
     assert config.env is not None
-    return [_env_row(row) for row in vf.load_environment(config.env, **config.env_args).get_dataset()]
+    env, _ = load_env_mix([EnvConfig(id=config.env, args=config.env_args)])
+    return [_env_row(row) for row in env.get_dataset()]
 
 
 def _env_row(row: Mapping[str, Any]) -> tuple[Messages, Messages]:

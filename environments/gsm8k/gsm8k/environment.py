@@ -20,8 +20,6 @@ from verifiers.data.answers import BOXED_SYSTEM_PROMPT, extract_hash_answer
 from verifiers.errors import UsageError
 from verifiers.rubrics.math_rubric import MathRubric
 
-SPLITS = ("train", "test")
-
 
 def read_split(split: str) -> list[dict[str, Any]]:
     """The raw rows of one split, as in the upstream JSONL file."""
@@ -51,30 +49,27 @@ def build_dataset(split: str, num_examples: int = -1) -> Dataset:
 
 
 def load_environment(
-    split: str = "test",
     num_examples: int = -1,
+    num_train_examples: int = -1,
     system_prompt: str = BOXED_SYSTEM_PROMPT,
 ) -> vf.Environment:
-    """Build the GSM8K environment.
+    """Build the GSM8K environment: trained on GSM8K's train split, evaluated on its test split.
 
     Args:
-        split: ``"test"`` (1,319 rows) or ``"train"`` (7,473 rows); the rows
-            serve both as the training and the evaluation dataset.
-        num_examples: use the first ``num_examples`` rows (-1 = all).
+        num_examples: evaluate on the first ``num_examples`` test rows (-1 = all 1,319).
+        num_train_examples: train on the first ``num_train_examples`` train rows (-1 = all 7,473).
         system_prompt: the instruction before each problem; the default asks
             for the final answer in ``\\boxed{}``, which the rubric reads.
     """
-    if split not in SPLITS:
-        raise UsageError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-    if not isinstance(num_examples, int) or isinstance(num_examples, bool) or num_examples == 0 or num_examples < -1:
-        raise UsageError(f"num_examples must be -1 (all) or a positive integer; got {num_examples!r}")
+    for name, value in (("num_examples", num_examples), ("num_train_examples", num_train_examples)):
+        if not isinstance(value, int) or isinstance(value, bool) or value == 0 or value < -1:
+            raise UsageError(f"{name} must be -1 (all) or a positive integer; got {value!r}")
     if not isinstance(system_prompt, str):
         raise UsageError(f"system_prompt must be a string; got {type(system_prompt).__name__}")
-    dataset = build_dataset(split, num_examples)
     rubric = MathRubric()
     return vf.SingleTurnEnv(
-        dataset=dataset,
-        eval_dataset=dataset,
+        dataset=build_dataset("train", num_train_examples),
+        eval_dataset=build_dataset("test", num_examples),
         system_prompt=system_prompt,
         parser=rubric.parser,
         rubric=rubric,

@@ -24,12 +24,19 @@ def env():
 # -- data ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("split", "rows"), [("test", 1319), ("train", 7473)])
-def test_bundled_splits_are_complete(split: str, rows: int) -> None:
-    env = load_environment(split=split)
-    assert len(env.get_eval_dataset()) == rows
-    assert len(env.get_dataset()) == rows
-    assert all(re.fullmatch(r"-?\d+(\.\d+)?", a) for a in env.get_eval_dataset()["answer"])
+def test_trains_on_train_and_evaluates_on_test() -> None:
+    env = load_environment()
+    train, test = env.get_dataset(), env.get_eval_dataset()
+    assert (len(train), len(test)) == (7473, 1319)
+    assert train["question"] == [r["question"] for r in read_split("train")]
+    assert test["question"] == [r["question"] for r in read_split("test")]
+    assert set(train["question"]).isdisjoint(test["question"])  # GSM8K's splits share no problem
+    assert all(re.fullmatch(r"-?\d+(\.\d+)?", a) for a in list(train["answer"]) + list(test["answer"]))
+
+
+def test_num_train_examples_takes_the_first_train_rows() -> None:
+    env = load_environment(num_examples=2, num_train_examples=5)
+    assert (len(env.get_dataset()), len(env.get_eval_dataset())) == (5, 2)
 
 
 def test_rows_are_question_answer_with_boxed_prompt(env) -> None:
@@ -101,7 +108,7 @@ async def test_reward_on_hand_made_replies(env, reply: str, reward: float) -> No
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"split": "validation"}, "split must be one of train, test"),
+        ({"num_train_examples": 0}, "num_train_examples"),
         ({"num_examples": 0}, "num_examples"),
         ({"num_examples": -5}, "num_examples"),
         ({"num_examples": "10"}, "num_examples"),

@@ -137,13 +137,15 @@ def sandbox_failed(state: vf.State) -> float:
 
 
 def load_environment(num_examples: int = -1, system_prompt: str = SYSTEM_PROMPT,
-                     timeout_per_test_seconds: float = 15.0) -> vf.Environment:
-    """Build the HumanEval environment.
+                     timeout_per_test_seconds: float = 15.0, train_on_eval: bool = False) -> vf.Environment:
+    """Build the HumanEval environment: an evaluation benchmark, with no training split of its own.
 
     Args:
         num_examples: use the first ``num_examples`` problems (-1 = all 164).
         system_prompt: the instruction before each function stub.
         timeout_per_test_seconds: wall-clock limit of one problem's whole test run in the sandbox.
+        train_on_eval: also offer the 164 problems as the training dataset. Off by default, so a trainer
+            pointed at HumanEval by mistake refuses instead of training on what it is scored on.
     """
     if not isinstance(num_examples, int) or isinstance(num_examples, bool) or num_examples == 0 or num_examples < -1:
         raise UsageError(f"num_examples must be -1 (all) or a positive integer; got {num_examples!r}")
@@ -151,7 +153,10 @@ def load_environment(num_examples: int = -1, system_prompt: str = SYSTEM_PROMPT,
         raise UsageError(f"system_prompt must be a string; got {type(system_prompt).__name__}")
     if not isinstance(timeout_per_test_seconds, (int, float)) or timeout_per_test_seconds <= 0:
         raise UsageError(f"timeout_per_test_seconds must be a positive number; got {timeout_per_test_seconds!r}")
+    if not isinstance(train_on_eval, bool):
+        raise UsageError(f"train_on_eval must be true or false; got {train_on_eval!r}")
     dataset = build_dataset(num_examples)
     rubric = vf.Rubric(funcs=[pass_rate, all_tests_passed, sandbox_failed], weights=[1.0, 0.0, 0.0])
-    return HumanEvalEnv(dataset=dataset, eval_dataset=dataset, system_prompt=system_prompt, rubric=rubric,
+    return HumanEvalEnv(dataset=dataset if train_on_eval else None, eval_dataset=dataset,
+                        system_prompt=system_prompt, rubric=rubric,
                         timeout_per_test_seconds=float(timeout_per_test_seconds))

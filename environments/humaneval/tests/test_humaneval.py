@@ -116,3 +116,14 @@ def test_vf_eval_runs_humaneval_end_to_end(tmp_path: Path) -> None:
     meta = json.loads((run / "metadata.json").read_text())
     assert meta["avg_reward"] == 1.0 and meta["error_counts"] == {}
     assert len((run / "results.jsonl").read_text().splitlines()) == 8
+
+
+def test_eval_only_unless_asked() -> None:
+    """HumanEval is what models are scored on: no training rows unless train_on_eval says so."""
+    env = load_environment()
+    assert env.dataset is None and len(env.get_eval_dataset()) == 164
+    with pytest.raises(ValueError, match="no training dataset"):
+        env.get_dataset()
+    assert len(load_environment(train_on_eval=True).get_dataset()) == 164
+    with pytest.raises(UsageError, match="train_on_eval"):
+        load_environment(train_on_eval=1)

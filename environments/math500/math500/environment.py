@@ -48,22 +48,28 @@ def build_dataset(num_examples: int = -1) -> Dataset:
     )
 
 
-def load_environment(num_examples: int = -1, system_prompt: str = BOXED_SYSTEM_PROMPT) -> vf.Environment:
-    """Build the MATH-500 environment (the 500 rows serve training and evaluation).
+def load_environment(
+    num_examples: int = -1, system_prompt: str = BOXED_SYSTEM_PROMPT, train_on_eval: bool = False
+) -> vf.Environment:
+    """Build the MATH-500 environment: an evaluation benchmark, with no training split of its own.
 
     Args:
         num_examples: use the first ``num_examples`` rows (-1 = all 500).
         system_prompt: the instruction before each problem; the default asks
             for the final answer in ``\\boxed{}``, which the rubric reads.
+        train_on_eval: also offer the 500 test rows as the training dataset. Off by default, so a
+            trainer pointed at MATH-500 by mistake refuses instead of training on what it is scored on.
     """
     if not isinstance(num_examples, int) or isinstance(num_examples, bool) or num_examples == 0 or num_examples < -1:
         raise UsageError(f"num_examples must be -1 (all) or a positive integer; got {num_examples!r}")
     if not isinstance(system_prompt, str):
         raise UsageError(f"system_prompt must be a string; got {type(system_prompt).__name__}")
+    if not isinstance(train_on_eval, bool):
+        raise UsageError(f"train_on_eval must be true or false; got {train_on_eval!r}")
     dataset = build_dataset(num_examples)
     rubric = MathRubric()
     return vf.SingleTurnEnv(
-        dataset=dataset,
+        dataset=dataset if train_on_eval else None,
         eval_dataset=dataset,
         system_prompt=system_prompt,
         parser=rubric.parser,

@@ -26,7 +26,7 @@ def env():
 
 def test_all_500_rows_with_subject_and_level(env) -> None:
     rows = env.get_eval_dataset()
-    assert len(rows) == 500 and len(env.get_dataset()) == 500
+    assert len(rows) == 500
     subjects = collections.Counter(info["subject"] for info in rows["info"])
     assert subjects["Algebra"] == 124 and subjects["Counting & Probability"] == 38
     assert {info["level"] for info in rows["info"]} == {1, 2, 3, 4, 5}
@@ -118,3 +118,14 @@ async def test_rollouts_against_a_scripted_model() -> None:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="x")
         results = await env.evaluate(client, "scripted", num_examples=3, rollouts_per_example=1)
     assert [o["reward"] for o in results["outputs"]] == [1.0, 1.0, 0.0]
+
+
+def test_eval_only_unless_asked() -> None:
+    """MATH-500 is what models are scored on: no training rows unless train_on_eval says so."""
+    env = load_environment()
+    assert env.dataset is None
+    with pytest.raises(ValueError, match="no training dataset"):
+        env.get_dataset()
+    assert len(load_environment(train_on_eval=True).get_dataset()) == 500
+    with pytest.raises(UsageError, match="train_on_eval"):
+        load_environment(train_on_eval="yes")

@@ -77,6 +77,13 @@ def test_a_bad_member_of_a_mix_is_named(bad: EnvConfig, message: str) -> None:
         load_env_mix([EnvConfig(id="arithmetic", args=SMALL), bad])
 
 
+def test_an_evaluation_only_benchmark_is_refused_unless_it_allows_training() -> None:
+    with pytest.raises(TrainerConfigError, match=r"envs.1 \('math500'\) has no training dataset: .*evaluation only"):
+        load_env_mix([EnvConfig(id="arithmetic", args=SMALL), EnvConfig(id="math500")])
+    env, _ = load_env_mix([EnvConfig(id="math500", args={"train_on_eval": True, "num_examples": 3})])
+    assert len(env.get_dataset()) == 3
+
+
 def test_weights_for_a_task_not_in_the_group_are_refused(tmp_path) -> None:
     from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 

@@ -106,7 +106,7 @@ def test_a_mix_gives_each_environment_its_weights_share(arithmetic: float, rever
     ([EnvConfig(id="arithmetic"), EnvConfig(id="no-such-env-here")], TrainerConfigError, r"envs.1 .*Could not import"),
     ([EnvConfig(id="arithmetic"), EnvConfig(id="arithmetic")], TrainerConfigError, "unique"),
     ([EnvConfig(id="arithmetic", args={"num_train_examples": 0, "num_eval_examples": 1}), EnvConfig(id="reverse-text")],
-     TrainerConfigError, "have no training rows"),
+     TrainerConfigError, r"envs.0 .*has no training dataset"),
 ])
 def test_bad_mixes_are_refused(entries: list[EnvConfig], error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
