@@ -154,6 +154,8 @@ class Orchestrator:
         """Examples to ask before drawing new ones: those in flight when the restored state was saved."""
         self._next_client = 0
         self._evals: list[asyncio.Task[None]] = []
+        self._failure_reasons: set[str] = set()
+        """Why rollouts failed, each printed once (a misconfigured environment fails every rollout alike)."""
         self._max_steps = 0
         """The step count :meth:`run` was asked for (the console line's denominator)."""
 
@@ -283,9 +285,17 @@ class Orchestrator:
         missing = math.ceil((need - self.buffer.num_rollouts) / self.config.rollouts_per_example)
         return min(self.config.max_inflight_groups, missing)
 
+    def _report_failures(self, reasons: Sequence[str]) -> None:
+        for reason in reasons:
+            reason = " ".join(reason.split())[:400]
+            if reason not in self._failure_reasons:
+                self._failure_reasons.add(reason)
+                print(f"rollout failed (counted in failed_rollouts; shown once): {reason}", flush=True)
+
     def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
         grouped = groups_from_results(task.result(), policy_version=info.version)
         self.counts["failed_rollouts"] += grouped.failed
+        self._report_failures(grouped.reasons)
         accepted = False
         for group in grouped.groups:
             if len(group.rollouts) == self.config.rollouts_per_example:

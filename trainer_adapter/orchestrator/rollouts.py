@@ -52,6 +52,8 @@ class GroupingResult:
     groups: list[RolloutGroup]
     failed: int = 0
     """Rollouts dropped because they recorded an error or carry no tokens."""
+    reasons: list[str] = field(default_factory=list)
+    """Why each dropped rollout was dropped: ``"<task>: <error>"``."""
 
 
 def groups_from_results(results: Any, policy_version: int, mask_env_responses: bool = True) -> GroupingResult:
@@ -66,7 +68,7 @@ def groups_from_results(results: Any, policy_version: int, mask_env_responses: b
     if len(outputs) != len(states):
         raise ValueError(f"{len(outputs)} outputs but {len(states)} states in the results")
     groups: dict[int, RolloutGroup] = {}
-    failed = 0
+    reasons: list[str] = []
     for output, state in zip(outputs, states):
         example_id = int(output.get("example_id", 0))
         group = groups.setdefault(
@@ -74,16 +76,16 @@ def groups_from_results(results: Any, policy_version: int, mask_env_responses: b
         )
         trajectory = state.get("trajectory") or []
         if output.get("error") or not trajectory:
-            failed += 1
+            reasons.append(f"{group.task}: {output.get('error') or 'no model turn'}")
             continue
         samples = trajectory_to_samples(trajectory, mask_env_responses=mask_env_responses)
         if not any(s.completion_ids for s in samples):
-            failed += 1
+            reasons.append(f"{group.task}: no completion tokens")
             continue
         group.rollouts.append(
             Rollout(float(output.get("reward") or 0.0), samples, bool(output.get("is_truncated")))
         )
-    return GroupingResult([g for g in groups.values() if g.rollouts], failed)
+    return GroupingResult([g for g in groups.values() if g.rollouts], len(reasons), reasons)
 
 
 __all__ = ["GroupingResult", "Rollout", "RolloutGroup", "groups_from_results"]

@@ -44,6 +44,8 @@ async def test_errored_rollouts_are_dropped_and_counted(env, serve, client_for) 
     grouped = groups_from_results(results, policy_version=0)
     assert grouped.failed == 1
     assert len(grouped.groups[0].rollouts) == 2
+    task = results["outputs"][1]["task"]
+    assert grouped.reasons == [f"{task}: ModelError"]  # the orchestrator prints each distinct reason once
 
 
 def test_mismatched_results_are_rejected() -> None:
