@@ -50,10 +50,13 @@ class GroupingResult:
     """Groups made from one ``generate`` call and how many rollouts could not train."""
 
     groups: list[RolloutGroup]
-    failed: int = 0
-    """Rollouts dropped because they recorded an error or carry no tokens."""
     reasons: list[str] = field(default_factory=list)
-    """Why each dropped rollout was dropped: ``"<task>: <error>"``."""
+    """Why each dropped rollout was dropped (an error recorded, or no tokens): ``"<task>: <error>"``."""
+
+    @property
+    def failed(self) -> int:
+        """Rollouts dropped."""
+        return len(self.reasons)
 
 
 def groups_from_results(results: Any, policy_version: int, mask_env_responses: bool = True) -> GroupingResult:
@@ -85,7 +88,7 @@ def groups_from_results(results: Any, policy_version: int, mask_env_responses: b
         group.rollouts.append(
             Rollout(float(output.get("reward") or 0.0), samples, bool(output.get("is_truncated")))
         )
-    return GroupingResult([g for g in groups.values() if g.rollouts], len(reasons), reasons)
+    return GroupingResult([g for g in groups.values() if g.rollouts], reasons)
 
 
 __all__ = ["GroupingResult", "Rollout", "RolloutGroup", "groups_from_results"]
