@@ -17,7 +17,7 @@ bash "$ROOT/scripts/setup_pypiserver.sh"
 bash "$ROOT/scripts/original_venv.sh" 0.3.0 "$ROOT/.venv-vf030"
 bash "$ROOT/scripts/original_venv.sh" 0.1.5 "$ROOT/.venv-vf015"
 cd "$ROOT"
-"$ROOT/.venv/bin/python" -m pytest -q --durations=10 "$@"
+"$ROOT/.venv/bin/python" -m pytest -q --durations=40 "$@"
 # The Hub again on its scale path: a real PostgreSQL (Debian's) and an S3-compatible server (moto) on 127.0.0.1.
 if [ "$#" -eq 0 ]; then
   scale_env="$(bash "$ROOT/scripts/start_scale_services.sh")"
