@@ -54,7 +54,9 @@ def install_command(target: InstallTarget, installer: str, token: str | None, py
         if uv is None:
             raise BadRequest("uv, the default installer, is not installed here (not on PATH nor beside this "
                              "Python): install it (pip install uv) or use --with pip")
-        return [uv, *command[1:]]
+        # uv takes any installed copy of NAME==VERSION as done (an editable checkout of it too); the user asked for
+        # the Hub's. (pip reinstalls by itself: its requirement is a direct URL, which the installed copy's is not.)
+        return [uv, *command[1:], "--reinstall-package", target.name]
     raise BadRequest(f"installer must be one of {', '.join(INSTALLERS)}, not {installer!r}")
 
 

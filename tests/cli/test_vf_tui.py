@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
-import time
-import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.terminal import Terminal, tmux_terminal
 from verifiers.testing import Reply, ScriptedRequest
 from verifiers.testing.policies import content_text
 
 ROOT = Path(__file__).resolve().parents[2]
-COLUMNS, LINES = 160, 48
 
 ENV_SOURCE = textwrap.dedent('''
     import verifiers as vf
@@ -103,62 +99,13 @@ def evaluated(tmp_path: Path, serve) -> Path:
     return tmp_path / "outputs"
 
 
-class Terminal:
-    """A tmux session on a private socket with a fixed size: keys in, screen text out."""
-
-    def __init__(self, tmux: str, socket: str) -> None:
-        self.tmux = tmux
-        self.socket = socket
-
-    def _run(self, *args: str) -> str:
-        return subprocess.run([self.tmux, "-L", self.socket, *args], check=True, capture_output=True, text=True,
-                              timeout=30).stdout
-
-    def keys(self, *keys: str) -> None:
-        for key in keys:  # one at a time, as a user types: Textual reads a burst of bytes as one sequence
-            self._run("send-keys", "-t", "tui", key)
-            time.sleep(0.3)
-
-    def screen(self) -> str:
-        return self._run("capture-pane", "-p", "-t", "tui")
-
-    def wait_for(self, *texts: str, absent: str | None = None, timeout: float = 30) -> str:
-        """The screen, once it shows every one of ``texts`` (and not ``absent``); fails with what it shows."""
-        deadline = time.monotonic() + timeout
-        while True:
-            shown = self.screen()
-            if all(text in shown for text in texts) and (absent is None or absent not in shown):
-                return shown
-            if time.monotonic() > deadline:
-                pytest.fail(f"the screen never showed {texts} (without {absent!r}); it shows:\n{shown}")
-            time.sleep(0.2)
-
-
-@pytest.fixture
-def terminal(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
-    tmux = shutil.which("tmux") or ("/usr/bin/tmux" if Path("/usr/bin/tmux").exists() else None)
-    if tmux is None:
-        pytest.skip("tmux is missing (apt-get install tmux)")
-    socket = f"vf-tui-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    config = tmp_path / "tmux.conf"
-    # no status bar (the app gets every line), Esc passed at once, and the pane kept if the app dies (to read it)
-    config.write_text("set -g status off\nset -sg escape-time 0\nset -g remain-on-exit on\n")
-
-    def start(*command: str) -> Terminal:
-        subprocess.run([tmux, "-L", socket, "-f", str(config), "new-session", "-d", "-s", "tui",
-                        "-x", str(COLUMNS), "-y", str(LINES), "-e", f"PYTHONPATH={ROOT}", "-e", "TERM=xterm-256color",
-                        *command], check=True, timeout=30, cwd=tmp_path)
-        return Terminal(tmux, socket)
-
-    try:
-        yield start
-    finally:
-        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
-
-
 @pytest.mark.slow
-def test_a_user_browses_a_vf_eval_run_in_a_real_terminal(evaluated: Path, terminal) -> None:
-    term = terminal(sys.executable, "-m", "cli.vf_tui", str(evaluated))
+def test_a_user_browses_a_vf_eval_run_in_a_real_terminal(evaluated: Path, tmp_path: Path) -> None:
+    with tmux_terminal(tmp_path, {"PYTHONPATH": str(ROOT)}) as terminal:
+        _browse(terminal(sys.executable, "-m", "cli.vf_tui", str(evaluated)))
+
+
+def _browse(term: Terminal) -> None:
     shown = term.wait_for("1 run under", "tui-env", "scripted", "6 × 1", "0.600", "complete")
     assert "Traceback" not in shown
     term.keys("Enter")

@@ -9,12 +9,10 @@ against the scripted server. The venv is not the checkout: the environment must 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,22 +21,13 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from tests.fresh_venv import BIN, run, sdk_venv
 from verifiers.testing import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 PACKAGES = sorted(p.parent.name for p in (ROOT / "environments").glob("*/pyproject.toml"))
-# This machine's pip and uv settings (extra indexes, local wheel folders) must not choose what gets installed.
-ISOLATED = {"UV_NO_CONFIG": "1", "PIP_CONFIG_FILE": os.devnull}
 
 pytestmark = pytest.mark.slow
-
-
-def run(*cmd: str | Path, timeout: float = 600, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**os.environ, **ISOLATED, **(env or {})})
-    assert done.returncode == 0, f"{cmd}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    return done.stdout
 
 
 def free_port() -> int:
@@ -74,12 +63,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with this SDK's wheel (and its dependencies from the registry), nothing else."""
-    root = tmp_path_factory.mktemp("venv")
-    run(BIN / "uv", "venv", "-q", "--python", sys.executable, root / "venv")
-    run(sys.executable, "-m", "build", "-q", "--wheel", "--no-isolation", "--outdir", root / "sdk", ".", cwd=ROOT)
-    [wheel] = (root / "sdk").glob("verifiers-*.whl")
-    run(BIN / "uv", "pip", "install", "-q", "--python", root / "venv" / "bin" / "python", wheel, timeout=900)
-    return root / "venv"
+    return sdk_venv(tmp_path_factory.mktemp("venv"))
 
 
 @pytest.fixture(scope="module")

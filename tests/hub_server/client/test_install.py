@@ -30,3 +30,10 @@ def test_uv_beside_this_python_is_used_when_not_on_path(tmp_path: Path, monkeypa
     monkeypatch.setattr(install.shutil, "which", lambda name: None)
     monkeypatch.setattr(install.sys, "executable", str(tmp_path / "bin" / "python"))
     assert install.install_command(TARGET, "uv", None, sys.executable)[0] == str(tmp_path / "bin" / "uv")
+
+
+def test_uv_replaces_an_installed_copy_of_the_same_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an editable checkout of reverse-text 0.1.0 satisfies `reverse-text==0.1.0` for uv; the Hub's copy is asked for
+    monkeypatch.setattr(install.shutil, "which", lambda name: "/usr/bin/uv")
+    command = install.install_command(TARGET, "uv", None, sys.executable)
+    assert command[-2:] == ["--reinstall-package", "reverse-text"] and "reverse-text==0.1.0" in command

@@ -1,0 +1,34 @@
+"""A fresh venv holding this SDK's wheel (and what it asks for), as a user who installs it gets: the tests that
+use one see what a package or a README line needs, not what the checkout's .venv happens to have."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+# This machine's pip and uv settings (extra indexes, local wheel folders) must not choose what gets installed.
+ISOLATED = {"UV_NO_CONFIG": "1", "PIP_CONFIG_FILE": os.devnull}
+
+
+def run(*cmd: str | Path, timeout: float = 600, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run ``cmd`` isolated from this machine's pip/uv settings; its stdout, or a failure showing both streams."""
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env={**os.environ, **ISOLATED, **(env or {})})
+    assert done.returncode == 0, f"{cmd}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+def sdk_venv(where: Path, extras: str = "", packages: tuple[Path, ...] = ()) -> Path:
+    """A new venv at ``where/venv`` with the SDK's wheel built from the checkout (with ``extras``, e.g.
+    ``"hub,tui"``), the dependencies from the registry, and ``packages`` (paths) installed from source."""
+    run(BIN / "uv", "venv", "-q", "--python", sys.executable, where / "venv")
+    run(sys.executable, "-m", "build", "-q", "--wheel", "--no-isolation", "--outdir", where / "sdk", ".", cwd=ROOT)
+    [wheel] = (where / "sdk").glob("verifiers-*.whl")
+    sdk = f"verifiers[{extras}] @ {wheel.as_uri()}" if extras else str(wheel)
+    run(BIN / "uv", "pip", "install", "-q", "--python", where / "venv" / "bin" / "python", sdk, *packages,
+        timeout=900)
+    return where / "venv"
