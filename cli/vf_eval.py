@@ -325,11 +325,12 @@ def _push(outputs: list[dict[str, Any]], metadata: dict[str, Any], config: PushC
     from verifiers.eval.push import push_run, summary_text
 
     try:
-        answer = push_run(metadata, summary_text(outputs, metadata), config)
+        answer = push_run(metadata, summary_text(outputs, metadata), config, outputs=outputs)
     except Error as error:
         console.print(f"[bold red]push failed[/] (the results above are saved): {escape(str(error))}")
         raise typer.Exit(1) from None
-    console.print(f"pushed to {answer['owner']}/{answer['project']}@{answer['version']}: {answer['url']}")
+    console.print(f"pushed to {answer['owner']}/{answer['project']}@{answer['version']} with "
+                  f"{answer.get('rollouts', 0)} of {len(outputs)} rollouts: {answer['url']}")
 
 
 def _run_with_progress(config: EvalConfig, run_dir: Path | None, resume: bool, console: Console) -> Any:

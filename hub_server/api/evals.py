@@ -12,11 +12,12 @@ from starlette.concurrency import run_in_threadpool
 
 from hub_server.context import hub_of
 from hub_server.errors import BadRequest, TooLarge
-from hub_server.services import evals
+from hub_server.services import eval_rollouts, evals
 
 router = APIRouter(prefix="/api/v1")
 
-MAX_BODY_BYTES = 2 * 1024 * 1024  # a metadata.json is a few KiB; its summary at most 64 KiB
+# A metadata.json is a few KiB, its summary at most 64 KiB; the rollouts take the rest (the client keeps under 12 MiB).
+MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 class NewEval(BaseModel):
@@ -27,6 +28,9 @@ class NewEval(BaseModel):
     owner: str | None = Field(default=None, max_length=39, description="Its owner, checked when given.")
     metadata: dict[str, Any] = Field(description="The run's metadata.json.")
     summary: str = Field(default="", max_length=evals.MAX_SUMMARY_CHARS, description="The table vf-eval printed.")
+    rollouts: list[eval_rollouts.PushedRollout] = Field(
+        default_factory=list, max_length=eval_rollouts.MAX_ROLLOUTS,
+        description="The run's rollouts (its results.jsonl, bounded), shown on the result's pages.")
 
 
 async def _json_body(request: Request) -> NewEval:
@@ -60,6 +64,7 @@ async def push_eval(request: Request) -> dict[str, Any]:
         with hub.db.write() as session:
             result = evals.record_eval(session, principal, body.project, body.version, body.metadata,
                                        body.summary, body.owner)
+            eval_rollouts.store_rollouts(session, result, body.rollouts)
             project = result.release.project
             return {"id": result.id, "owner": project.owner.name, "project": project.name,
                     "version": result.release.version, "by_publisher": result.by_publisher,
@@ -67,7 +72,8 @@ async def push_eval(request: Request) -> dict[str, Any]:
 
     stored = await run_in_threadpool(store)
     base = (hub.settings.public_url or str(request.base_url)).rstrip("/")
-    return {**stored, "url": f"{base}/{stored['owner']}/{stored['project']}#leaderboard"}
+    return {**stored, "url": f"{base}/{stored['owner']}/{stored['project']}/evals/{stored['id']}",
+            "rollouts": len(body.rollouts)}
 
 
 @router.get("/projects/{owner}/{name}/evals")

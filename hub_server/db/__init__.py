@@ -2,9 +2,9 @@
 
 from hub_server.db.database import Database
 from hub_server.db.models import Base, File, Membership, Owner, Project, Release, Token, utcnow
-from hub_server.db.records import DamagedBlob, DownloadCount, EvalResult, RateEvent
+from hub_server.db.records import DamagedBlob, DownloadCount, EvalResult, EvalRollout, RateEvent
 
 __all__ = [
-    "Base", "DamagedBlob", "Database", "DownloadCount", "EvalResult", "File", "Membership", "Owner", "Project",
-    "RateEvent", "Release", "Token", "utcnow",
+    "Base", "DamagedBlob", "Database", "DownloadCount", "EvalResult", "EvalRollout", "File", "Membership", "Owner",
+    "Project", "RateEvent", "Release", "Token", "utcnow",
 ]

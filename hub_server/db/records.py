@@ -1,5 +1,6 @@
-"""What the Hub records about how environments are used: downloads per file and day, evaluation results;
-the recent events its rate limits count; and the blobs ``vf-hub admin verify`` found damaged.
+"""What the Hub records about how environments are used: downloads per file and day, evaluation results and
+the rollouts pushed with them; the recent events its rate limits count; and the blobs ``vf-hub admin verify``
+found damaged.
 
 Downloads and results only ever grow (a result can be withdrawn by its submitter or the project's
 publishers); rate events are deleted once they leave their window.
@@ -80,3 +81,23 @@ class EvalResult(Base):
 
     release: Mapped[Release] = relationship()
     submitted_by: Mapped[Owner] = relationship()
+    # Withdrawn with the result. Never loaded with it: a page reads one page of rollouts, or one.
+    rollouts: Mapped[list[EvalRollout]] = relationship(cascade="all, delete-orphan", lazy="raise_on_sql",
+                                                       passive_deletes=True)
+
+
+class EvalRollout(Base):
+    """One rollout of a pushed result, as its page shows it (``services/eval_rollouts.py`` bounds it at push)."""
+
+    __tablename__ = "eval_rollouts"
+    __table_args__ = (Index("ix_eval_rollouts_eval_position", "eval_id", "position", unique=True),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    eval_id: Mapped[int] = mapped_column(ForeignKey("eval_results.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)  # its place in the pushed run, from 0
+    example_id: Mapped[int] = mapped_column(Integer)
+    rollout_index: Mapped[int] = mapped_column(Integer)
+    reward: Mapped[float | None] = mapped_column(Float, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # {"prompt": [message], "completion": [message], "metrics": {name: value}, "answer": str, "stop_condition": str}
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -140,7 +140,8 @@ def record_eval(session: Session, principal: Principal, name: str, version: str,
     return result
 
 
-def _row(result: EvalResult) -> LeaderboardRow:
+def leaderboard_row(result: EvalResult) -> LeaderboardRow:
+    """One result as the leaderboard (and its own page) shows it."""
     env_args = result.run_metadata.get("env_args")
     pass_1 = result.pass_at_k.get("1")
     return LeaderboardRow(
@@ -163,7 +164,8 @@ def leaderboard(session: Session, principal: Principal | None, name: str, owner:
              .options(selectinload(EvalResult.release), selectinload(EvalResult.submitted_by))
              .order_by(EvalResult.avg_reward.desc(), EvalResult.id))
     wanted = check_version(version) if version is not None else None
-    return [_row(r) for r in session.scalars(query) if wanted is None or Version(r.release.version) == wanted]
+    return [leaderboard_row(r) for r in session.scalars(query)
+            if wanted is None or Version(r.release.version) == wanted]
 
 
 def delete_eval(session: Session, principal: Principal, result_id: int) -> None:

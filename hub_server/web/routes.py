@@ -18,9 +18,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from hub_server.context import hub_of
 from hub_server.errors import BadRequest, Forbidden, NotFound, RateLimited
 from hub_server.names import check_version
+from hub_server.services.eval_rollouts import SHOWS
 from hub_server.services.listing import SORTS, list_environments
 from hub_server.services.owners import owner_profile
 from hub_server.web import session as web_session
+from hub_server.web.eval_views import eval_page, rollout_page
 from hub_server.web.templating import page
 from hub_server.web.views import environment_page
 
@@ -147,3 +149,38 @@ def environment_version(owner: str, name: str, version: str, request: Request) -
     """An environment's page at one version."""
     return _environment(request, owner, name, version)
 
+
+
+def _number(text: str) -> int | None:
+    """A page's id or position from its path: digits only, at most ten of them (else the page is not found)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else None
+
+
+@router.get("/{owner}/{name}/evals/{result_id}", response_class=HTMLResponse)
+def eval_result(owner: str, name: str, result_id: str, request: Request, show: TextQuery = "all",
+                page_number: PageNumber = 1) -> HTMLResponse:
+    """A pushed result: the run, then its rollouts (all, passed, failed or errored), 50 a page."""
+    number = _number(result_id)
+    if number is None:
+        return _not_found(request, f"{result_id!r} is not an eval result")
+    chosen = next((s for s in SHOWS if s == show), "all")
+    with hub_of(request).db.read() as session:
+        try:
+            view = eval_page(session, web_session.web_principal(request), owner, name, number, chosen, page_number)
+        except NotFound as error:
+            return _not_found(request, error.message)
+    return page(request, "eval.html", {"view": view, "project": view.project})
+
+
+@router.get("/{owner}/{name}/evals/{result_id}/rollouts/{position}", response_class=HTMLResponse)
+def eval_rollout(owner: str, name: str, result_id: str, position: str, request: Request) -> HTMLResponse:
+    """One rollout of a pushed result: its rewards and metrics, then every message, tool call and tool result."""
+    number, at = _number(result_id), _number(position)
+    if number is None or at is None:
+        return _not_found(request, "no such rollout")
+    with hub_of(request).db.read() as session:
+        try:
+            view = rollout_page(session, web_session.web_principal(request), owner, name, number, at)
+        except NotFound as error:
+            return _not_found(request, error.message)
+    return page(request, "rollout.html", {"view": view, "project": view.project})

@@ -1,10 +1,12 @@
 """``vf-eval ... --push``: attach a finished run to the environment's version on the Environments Hub.
 
 What is sent: the run's ``metadata.json`` (without the ``--header`` values, which may carry API
-keys) and the summary table as text, to ``POST /api/v1/evals``. The version is the one the run
+keys), the summary table as text and the rollouts (prompt, completion, reward, metrics, error; cut to the
+Hub's limits, below), to ``POST /api/v1/evals``. The version is the one the run
 actually used: the installed distribution that provides the environment's module, with the
 sha256 of the archive it was installed from when the installer recorded one (the Hub then
-marks the result as coming from its own file). The Hub shows the result on the environment's leaderboard.
+marks the result as coming from its own file). The Hub shows the result on the environment's leaderboard,
+and its rollouts on the result's page.
 The SDK speaks to the Hub over HTTP only (it never imports the Hub's code).
 """
 
@@ -19,6 +21,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 
 from verifiers.errors import InfraError, UsageError
+from verifiers.eval.hub_rollouts import rollout_records
 from verifiers.eval.metadata import package_info
 from verifiers.loading import parse_env_id
 
@@ -63,7 +66,7 @@ def installed_package(metadata: dict[str, Any]) -> dict[str, Any]:
     return recorded if isinstance(recorded, dict) else {}
 
 
-def push_body(metadata: dict[str, Any], summary: str) -> dict[str, Any]:
+def push_body(metadata: dict[str, Any], summary: str, outputs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The request body for the Hub: which version the run used, and the run itself."""
     if metadata.get("status") != "complete":
         raise UsageError("only a finished run can be pushed (its metadata.json says it is still running)")
@@ -78,7 +81,8 @@ def push_body(metadata: dict[str, Any], summary: str) -> dict[str, Any]:
     if isinstance(config, dict):
         clean["config"] = {k: v for k, v in config.items() if k not in _SECRET_CONFIG_KEYS}
     owner = parse_env_id(str(metadata.get("env_id", name))).owner
-    return {"project": name, "version": version, "owner": owner, "metadata": clean, "summary": summary}
+    return {"project": name, "version": version, "owner": owner, "metadata": clean, "summary": summary,
+            "rollouts": rollout_records(outputs or [])}
 
 
 def _detail(response: httpx.Response) -> str:
@@ -89,8 +93,9 @@ def _detail(response: httpx.Response) -> str:
 
 
 def push_run(metadata: dict[str, Any], summary: str, config: PushConfig | None = None,
-             token: str | None = None) -> dict[str, Any]:
-    """Send the run to the Hub; returns its answer (``id``, ``url`` of the leaderboard, ...).
+             token: str | None = None, outputs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Send the run (and ``outputs``, its rollouts) to the Hub; returns its answer (``id``, ``url`` of the
+    result's page, ``rollouts`` stored, ...).
 
     Raises:
         UsageError: no token, a run that cannot be pushed, or the Hub refused it (the message says why).
@@ -101,7 +106,7 @@ def push_run(metadata: dict[str, Any], summary: str, config: PushConfig | None =
     if not token:
         raise UsageError(f"--push needs an API token: set {TOKEN_VAR} (create one with `vf-hub token create "
                          "--permission publish`)")
-    body = push_body(metadata, summary)
+    body = push_body(metadata, summary, outputs)
     try:
         response = httpx.post(f"{config.url()}/api/v1/evals", json=body, timeout=config.timeout,
                               headers={"Authorization": f"Bearer {token}"})

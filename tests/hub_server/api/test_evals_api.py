@@ -33,7 +33,8 @@ def test_push_then_read_the_leaderboard(client: TestClient, token: str) -> None:
     pushed = client.post("/api/v1/evals", json=body(owner="alice"), headers=bearer(token))
     assert pushed.status_code == 201, pushed.text
     answer = pushed.json()
-    assert answer["url"] == "http://testserver/alice/demo-env#leaderboard" and answer["by_publisher"] is True
+    assert answer["url"] == f"http://testserver/alice/demo-env/evals/{answer['id']}" and answer["by_publisher"] is True
+    assert answer["rollouts"] == 0
     results = client.get("/api/v1/projects/alice/demo-env/evals").json()["results"]
     assert [(r["model"], r["version"], r["avg_reward"], r["submitted_by"]) for r in results] == [
         ("m1", "0.1.0", 0.5, "alice")]
@@ -64,7 +65,7 @@ def test_no_token_bad_token_bad_json_and_huge_bodies(client: TestClient, token: 
     assert client.post("/api/v1/evals", json=body(), headers=bearer("vfh_nope")).status_code == 403
     broken = client.post("/api/v1/evals", content=b"{not json", headers=bearer(token))
     assert broken.status_code == 400 and "must be JSON" in broken.json()["detail"]
-    huge = json.dumps(body(metadata={**META, "padding": "x" * 3_000_000}))
+    huge = json.dumps(body(metadata={**META, "padding": "x" * 17_000_000}))
     assert client.post("/api/v1/evals", content=huge, headers=bearer(token)).status_code == 400
     assert client.delete("/api/v1/evals/12345", headers=bearer(token)).status_code == 404
     assert client.get("/api/v1/projects/alice/unknown/evals").status_code == 404

@@ -108,3 +108,60 @@ def test_search_to_install_snippet(live_url: str, make_user: Callable[[str], str
     page.wait_for_url(f"{live_url}/alice")
     assert page.inner_text("#owner-name") == "alice" and page.is_visible("text=wordle-lite")
     page.screenshot(path=str(ARTIFACTS / "hub-owner.png"), full_page=True)
+
+
+def test_a_results_rollouts_and_their_transcripts(live_url: str, make_user: Callable[[str], str], browser_page: Any,
+                                                  tmp_path: Path) -> None:
+    """Leaderboard → the result's page → filter to the errored rollout → its error; → a passed one's transcript
+    (tool call, tool result, reply), with text that would be markup or script shown as written, never run."""
+    import httpx
+
+    token = make_user("alice")
+    with HubClient(live_url, token) as client:
+        for dist in build_dists(REPO / "environments" / "reverse_text", tmp_path / "dist", isolated=False):
+            client.upload(dist)
+    hostile = "<img src=x onerror=\"window.ran=1\"> **bold** [red]x[/]"
+
+    def rollout(example: int, reward: float | None, error: str | None = None) -> dict[str, Any]:
+        call = {"id": f"call_{example}", "name": "reverse", "arguments": f'{{"text": "word{example}"}}'}
+        return {"example_id": example, "reward": reward, "metrics": {"lcs_reward": reward}, "error": error,
+                "answer": f"{example}drow",
+                "prompt": [{"role": "user", "content": f"Reverse word{example}"}],
+                "completion": [{"role": "assistant", "tool_calls": [call]},
+                               {"role": "tool", "content": f"{example}drow", "tool_call_id": f"call_{example}"},
+                               {"role": "assistant", "content": f"{example}drow {hostile}"}]}
+
+    meta = {"model": "tool-model", "status": "complete", "avg_reward": 0.5, "std_reward": 0.5, "num_examples": 3,
+            "rollouts_per_example": 1, "avg_metrics": {"lcs_reward": 0.5}, "pass_at_k": {"1": 0.5}}
+    answer = httpx.post(f"{live_url}/api/v1/evals", headers=bearer(token), json={
+        "project": "reverse-text", "version": "0.1.0", "metadata": meta,
+        "rollouts": [rollout(0, 1.0), rollout(1, 0.0), rollout(2, None, "ModelError: 503 <b>upstream</b>")]})
+    assert answer.status_code == 201, answer.text
+    page = browser_page
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    page.goto(f"{live_url}/alice/reverse-text")
+    page.click("#leaderboard a:has-text('tool-model')")
+    page.wait_for_url(f"{live_url}/alice/reverse-text/evals/{answer.json()['id']}")
+    assert page.locator("#rollout-list tbody tr").count() == 3
+    filters = page.inner_text("#rollout-filter")
+    assert all(f"{kind} {n}" in " ".join(filters.split()) for kind, n in (("all", 3), ("passed", 1), ("errored", 1)))
+    page.click("#rollout-filter a:has-text('errored')")
+    page.wait_for_url("**?show=errored")
+    assert page.locator("#rollout-list tbody tr").count() == 1
+    page.click("#rollout-list a")
+    assert "ModelError: 503 <b>upstream</b>" in page.inner_text("#rollout-error")  # the tags as text
+    page.go_back()
+    page.click("#rollout-filter a:has-text('passed')")
+    page.wait_for_url("**?show=passed")
+    page.click("#rollout-list a")
+    assert "example 0 · rollout 0" in page.inner_text("#rollout-title")
+    transcript = page.inner_text("#transcript")
+    for shown in ("Reverse word0", "tool call · call_0", 'reverse({"text": "word0"})', "tool result · call_0",
+                  f"0drow {hostile}"):
+        assert shown in transcript, transcript
+    assert page.evaluate("window.ran") is None and page.locator("#transcript img").count() == 0
+    assert "lcs_reward" in page.inner_text("#scores")
+    page.screenshot(path=str(ARTIFACTS / "hub-rollout.png"), full_page=True)
+    page.click("#rollout-nav a:has-text('next')")
+    assert "example 1 · rollout 0" in page.inner_text("#rollout-title")

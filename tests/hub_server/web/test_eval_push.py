@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from markupsafe import escape
 
 from hub_server.client import HubClient, build_dists
 from hub_server.context import Hub
@@ -47,7 +48,9 @@ def test_vf_eval_push_puts_the_run_on_the_environment_page(live_url: str, hub: H
     done = vf_eval(tmp_path, site, {"VF_HUB_TOKEN": token}, "reverse-text", "-m", "scripted-reverse", "-b", model_url,
                    "-n", "4", "-r", "2", "--push", "--hub", live_url)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"pushed to alice/reverse-text@0.1.0: {live_url}/alice/reverse-text#leaderboard" in done.stdout
+    pushed = re.search(rf"pushed to alice/reverse-text@0\.1\.0 with 8 of 8 rollouts: ({live_url}/alice/reverse-text"
+                       r"/evals/\d+)", done.stdout)
+    assert pushed, done.stdout
     [run_dir] = (tmp_path / "outputs" / "evals").glob("*/*")
     avg_reward = json.loads((run_dir / "metadata.json").read_text())["avg_reward"]
 
@@ -59,6 +62,16 @@ def test_vf_eval_push_puts_the_run_on_the_environment_page(live_url: str, hub: H
     assert "lcs_reward" in text  # the metric columns
     [result] = httpx.get(f"{live_url}/api/v1/projects/alice/reverse-text/evals").json()["results"]
     assert "scripted-reverse" in result["summary"] and result["artifact_verified"] is True
+    # The result's page lists its 8 rollouts; each opens on its transcript (the prompt's text, the reply).
+    listing = httpx.get(pushed.group(1)).text
+    assert listing.count("/rollouts/") == 8 and "all <span class=\"count\">8</span>" in listing
+    first = httpx.get(f"{pushed.group(1)}/rollouts/0").text
+    shown = re.search(r"example (\d+) · rollout (\d+)", first)
+    assert shown, first
+    records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    [record] = [r for r in records if (r["example_id"], r["rollout_index"]) == tuple(map(int, shown.groups()))]
+    assert str(escape(record["completion"][-1]["content"])) in first  # as the page's templates escape it
+    assert str(escape(record["prompt"][-1]["content"])) in first
 
     # A read-only token: the run completes and is saved, the push is refused with the Hub's reason.
     with hub.db.write() as session:
