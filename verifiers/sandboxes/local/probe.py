@@ -13,11 +13,13 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifiers.sandboxes.errors import SandboxUnavailableError
 from verifiers.sandboxes.local import cgroups as cgroup_mod
+from verifiers.sandboxes.local import disk
 from verifiers.sandboxes.local.cgroup_detect import detect as detect_cgroups
 from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.launcher import LaunchPlan, etc_files, launcher_args, seccomp_memfd
@@ -38,6 +40,7 @@ class Capabilities:
     disable_userns: bool = False
     setpriv: str | None = None  # set when each sandbox gets its own host uid
     tmpfs: bool = False
+    disk: bool = False  # an ext4 image per sandbox (wins over tmpfs: a full disk is ENOSPC, not an OOM kill)
     cgroups: cgroup_mod.CgroupDriver | None = None
     seccomp_filter: bytes | None = None
     gaps: list[str] = field(default_factory=list)
@@ -53,7 +56,7 @@ class Capabilities:
         return ", ".join([
             f"bubblewrap ({self.bwrap})",
             "own host uid per sandbox" if self.per_sandbox_uid else "caller's uid",
-            "tmpfs workdir" if self.tmpfs else "plain workdir",
+            "ext4 image disk" if self.disk else "tmpfs workdir" if self.tmpfs else "plain workdir",
             cg,
             "seccomp" if self.seccomp_filter else "no seccomp",
         ])
@@ -64,19 +67,38 @@ def cgroup_parent_name(root_dir: Path) -> str:
     return "verifiers-sandboxes-" + hashlib.sha256(str(root_dir).encode()).hexdigest()[:10]
 
 
-def _try_tmpfs(root_dir: Path) -> bool:
-    target = root_dir / f".probe-{os.getpid()}"
+def _try_mount(target: Path, mount: Callable[[Path], None], what: str) -> bool:
+    """Whether ``mount(target)`` works here; whatever it mounted is unmounted and ``target`` removed."""
     target.mkdir(exist_ok=True)
     try:
-        mount_tmpfs(target, 1 << 20)
+        mount(target)
     except OSError as error:
-        logger.debug("tmpfs mount not possible: %s", error)
+        logger.debug("%s mount not possible: %s", what, error)
         return False
     else:
         unmount(target)
         return True
     finally:
         target.rmdir()
+
+
+def _try_tmpfs(root_dir: Path) -> bool:
+    return _try_mount(root_dir / f".probe-{os.getpid()}", lambda target: mount_tmpfs(target, 1 << 20), "tmpfs")
+
+
+def _try_disk(root_dir: Path) -> bool:
+    if not disk.tools_present():
+        logger.debug("no disk images: mke2fs or mount is missing")
+        return False
+    if disk.on_tmpfs(root_dir):
+        logger.debug("no disk images: %s is in memory, so an image there would be too", root_dir)
+        return False
+    image = root_dir / f".probe-disk-{os.getpid()}.img"
+    try:
+        return _try_mount(root_dir / f".probe-disk-{os.getpid()}",
+                          lambda target: disk.mount_disk(image, target, 0), "disk image")
+    finally:
+        image.unlink(missing_ok=True)
 
 
 def _smoke_plan(caps: Capabilities, config: LocalBackendConfig, scratch: Path, agent_file: Path) -> LaunchPlan:
@@ -123,6 +145,7 @@ def probe(config: LocalBackendConfig, agent_file: Path) -> Capabilities:
     if caps.setpriv:
         check_searchable(config.root_dir)
     caps.tmpfs = root and _try_tmpfs(config.root_dir)
+    caps.disk = root and _try_disk(config.root_dir)
     caps.cgroups = detect_cgroups(cgroup_parent_name(config.root_dir)) if config.cgroups else None
     if caps.cgroups is not None:
         caps.cgroups.weight_per_sandbox = config.cpu_weight == "per_sandbox"
@@ -180,8 +203,11 @@ def _note_gaps(caps: Capabilities, config: LocalBackendConfig, root: bool) -> No
     if not caps.per_sandbox_uid:
         gaps.append("sandboxes run as the caller's uid" + (" (setpriv failed)" if root else " (not root)")
                     + ": processes are not counted per sandbox")
-    if not caps.tmpfs:
-        gaps.append("no size-limited tmpfs: disk use is capped per file (RLIMIT_FSIZE) only")
+    if not caps.disk and caps.tmpfs:
+        gaps.append("no loop-mounted disk image: files live in a tmpfs charged to memory_gb, so filling the disk "
+                    "is an out-of-memory kill rather than ENOSPC")
+    elif not caps.disk:
+        gaps.append("no disk image or size-limited tmpfs: disk use is capped per file (RLIMIT_FSIZE) only")
     if caps.cgroups is None:
         gaps.append("no writable cgroups: memory is capped by RLIMIT_AS, processes by RLIMIT_NPROC only with "
                     "a per-sandbox uid, CPU not at all")

@@ -23,6 +23,7 @@ from verifiers.sandboxes.errors import (
 from verifiers.sandboxes.local import files, slots
 from verifiers.sandboxes.local.cgroups import Limits, SandboxCgroup
 from verifiers.sandboxes.local.config import LocalBackendConfig
+from verifiers.sandboxes.local.disk import mount_disk
 from verifiers.sandboxes.local.launcher import (
     SANDBOX_PATH,
     LaunchPlan,
@@ -39,6 +40,7 @@ from verifiers.sandboxes.models import CommandResponse, CreateSandboxRequest, Sa
 logger = logging.getLogger("verifiers.sandboxes")
 
 FILES_DIR = "files"
+DISK_IMAGE = "disk.img"
 _AGENT_MARGIN_S = 10.0  # the agent answers at the timeout; past this margin it is wedged
 _GIB = 1 << 30
 
@@ -116,7 +118,9 @@ class LocalSandbox:
         self.slot.write_owner(self.record.id)
         disk_bytes = int(self.request.disk_size_gb * _GIB)
         self.files_dir.mkdir()
-        if caps.tmpfs:
+        if caps.disk:  # the image sits beside files/, so the slot's removal deletes it
+            mount_disk(self.slot.path / DISK_IMAGE, self.files_dir, disk_bytes)
+        elif caps.tmpfs:
             mount_tmpfs(self.files_dir, disk_bytes)
         owner = (self.host_uid, self.host_uid) if self.host_uid is not None else None
         for name, mode in (("workspace", 0o755), ("tmp", 0o1777)):

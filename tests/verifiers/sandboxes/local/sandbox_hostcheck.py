@@ -37,6 +37,18 @@ def mounts_under(root: Path) -> list[str]:
             if line.split()[4].startswith(prefix)]
 
 
+def loop_devices_under(root: Path) -> list[str]:
+    """Loop devices (from /sys/block) whose backing file lies under ``root``: sandbox disks not yet freed."""
+    found = []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        try:
+            if backing.read_text().strip().startswith(str(root)):
+                found.append(backing.parent.parent.name)
+        except OSError:  # detached between the glob and the read
+            continue
+    return found
+
+
 def sandbox_cgroups(root: Path) -> list[Path]:
     """Every per-sandbox cgroup of ``root``'s sandboxes (v1 pids and memory hierarchies, or v2).
 

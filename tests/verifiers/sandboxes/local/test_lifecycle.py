@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_hostcheck import mounts_under, processes_of_uid, sandbox_cgroups, slot_of
+from sandbox_hostcheck import loop_devices_under, mounts_under, processes_of_uid, sandbox_cgroups, slot_of
 
 from verifiers.sandboxes import (
     AsyncSandboxClient,
@@ -57,6 +57,7 @@ async def test_delete_leaves_no_process_cgroup_mount_or_directory(client: AsyncS
     assert sandbox_cgroups(sandbox_root) or os.geteuid() != 0
     await client.delete(box)
     assert not slot.exists() and mounts_under(slot) == [] and sandbox_cgroups(sandbox_root) == []
+    assert loop_devices_under(slot) == []
     if uid != 0:
         assert processes_of_uid(uid) == []
 
@@ -100,11 +101,13 @@ async def test_sandboxes_die_with_a_killed_owner_and_the_next_start_reaps_the_re
         await asyncio.sleep(0.05)
     assert not any(processes_of_uid(u) for u in uids if u != 0)  # died with their owner
     assert all(s.exists() for s in slots)  # but their directories, mounts and cgroups are left
+    images = [s / "disk.img" for s in slots if (s / "disk.img").exists()]
+    assert len(loop_devices_under(root)) == len(images)  # and their disk images, still attached
     backend = LocalBackend(LocalBackendConfig(root_dir=root))
     await backend.start()
     try:
         assert not any(s.exists() for s in slots) and mounts_under(root) == []
-        assert sandbox_cgroups(root) == []
+        assert sandbox_cgroups(root) == [] and loop_devices_under(root) == []
     finally:
         await backend.close()
         for leftover in root.glob("agent-*.py"):
@@ -167,6 +170,7 @@ async def _load(client: AsyncSandboxClient, sandbox_root: Path, count: int, in_f
     latencies = await asyncio.gather(*(one(i) for i in range(count)))
     assert await client.list() == [] and [p for p in sandbox_root.iterdir() if p.name.isdigit()] == []
     assert mounts_under(sandbox_root) == [] and sandbox_cgroups(sandbox_root) == []
+    assert loop_devices_under(sandbox_root) == []
     return sorted(latencies)
 
 

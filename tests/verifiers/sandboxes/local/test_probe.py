@@ -34,6 +34,7 @@ def test_this_machine_gets_full_isolation_and_says_so(sandbox_root: Path, agent_
     assert any("local sandboxes: bubblewrap" in r.message for r in caplog.records)
     if os.geteuid() == 0:  # the machine the project targets: everything on
         assert caps.per_sandbox_uid and caps.tmpfs and caps.cgroups is not None and caps.seccomp_filter
+        assert caps.disk == Path("/dev/loop-control").exists() and "ext4 image disk" in caps.summary()
         assert caps.gaps == []
 
 
@@ -44,6 +45,23 @@ def test_features_turned_off_are_reported_as_gaps(sandbox_root: Path, agent_file
     assert caps.cgroups is None and caps.seccomp_filter is None
     assert any("no writable cgroups" in g for g in caps.gaps) and any("seccomp" in g for g in caps.gaps)
     assert sum("local sandboxes:" in r.message for r in caplog.records) == len(caps.gaps)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/dev/shm").is_dir(), reason="needs root and /dev/shm")
+def test_a_root_in_memory_gets_no_disk_images_and_says_why(agent_file: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    # An image file on a tmpfs would be charged to memory again, so the probe falls back to a tmpfs
+    root = Path("/dev/shm") / f"vf-sbx-probe-{os.getpid()}"
+    root.mkdir(mode=0o711)
+    try:
+        with caplog.at_level(logging.WARNING, logger="verifiers.sandboxes"):
+            caps = probe_module.probe(LocalBackendConfig(root_dir=root), agent_file)
+        assert not caps.disk and caps.tmpfs and "tmpfs workdir" in caps.summary()
+        assert any("no loop-mounted disk image" in g and "out-of-memory" in g for g in caps.gaps)
+        assert any("no loop-mounted disk image" in r.message for r in caplog.records)
+        assert [p.name for p in root.iterdir()] == []  # the probe's own image and mount point are gone
+    finally:
+        root.rmdir()
 
 
 def test_no_isolation_must_be_asked_for_and_is_logged_loudly(sandbox_root: Path, agent_file: Path,
