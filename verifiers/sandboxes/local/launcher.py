@@ -2,8 +2,11 @@
 
 Inside, the sandbox sees the host's ``/usr`` (read-only, with the usual
 ``/bin``, ``/lib`` links), a synthetic ``/etc`` of a few files, its own
-``/proc`` and ``/dev``, and two writable directories, ``/workspace`` and
-``/tmp``, that are its own (on its size-limited tmpfs where the host allows).
+``/proc`` and a read-only ``/dev``, and three writable directories, ``/workspace``,
+``/tmp`` and ``/dev/shm``, that are its own (on its disk image or size-limited tmpfs
+where the host allows). No writable tmpfs is left in the sandbox: its files would stay
+charged to the sandbox's memory after their writer was killed, and the next OOM kill
+would take the agent.
 The root is a read-only tmpfs: the host's ``/run``, ``/tmp``, ``/home`` and
 ``/root`` do not exist there. Every namespace is new (network too, unless
 asked for), no capability is kept, nested user namespaces are refused, the
@@ -69,6 +72,7 @@ def bwrap_args(plan: LaunchPlan, command: list[str]) -> list[str]:
     for name in ("passwd", "group", "hosts"):
         args += ["--ro-bind", str(plan.etc_dir / name), f"/etc/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev",
+             "--bind", str(plan.files_dir / "shm"), "/dev/shm", "--remount-ro", "/dev",
              "--bind", str(plan.files_dir / "workspace"), "/workspace",
              "--bind", str(plan.files_dir / "tmp"), "/tmp",
              "--ro-bind", str(plan.agent_file), AGENT_PATH,

@@ -102,7 +102,7 @@ def _try_disk(root_dir: Path) -> bool:
 
 
 def _smoke_plan(caps: Capabilities, config: LocalBackendConfig, scratch: Path, agent_file: Path) -> LaunchPlan:
-    for name in ("workspace", "tmp", "etc"):
+    for name in ("workspace", "tmp", "shm", "etc"):
         (scratch / name).mkdir(exist_ok=True)
         (scratch / name).chmod(0o777)
     for name, text in etc_files().items():

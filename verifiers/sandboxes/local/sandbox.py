@@ -123,7 +123,7 @@ class LocalSandbox:
         elif caps.tmpfs:
             mount_tmpfs(self.files_dir, disk_bytes)
         owner = (self.host_uid, self.host_uid) if self.host_uid is not None else None
-        for name, mode in (("workspace", 0o755), ("tmp", 0o1777)):
+        for name, mode in (("workspace", 0o755), ("tmp", 0o1777), ("shm", 0o1777)):
             path = self.files_dir / name
             path.mkdir()
             path.chmod(mode)
