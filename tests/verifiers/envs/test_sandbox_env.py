@@ -71,7 +71,8 @@ async def test_bash_runs_in_a_sandbox_that_persists_across_turns_and_is_deleted_
     assert "No such file" in tools[3]
     assert state["error"] is None and state["stop_condition"] == "no_tools_called"
     metrics = env.monitor_metrics(state)
-    assert metrics["sandbox_ready_wait_time"] >= 0 and metrics["sandbox_command_execution_time"] > 0
+    # the ready wait is measured against a known start-up in test_sandbox_env_overlap.py
+    assert metrics["sandbox_command_execution_time"] > 0
     assert metrics["bash_calls"] == 4
     assert (await sandboxes.get(state["sandbox_id"])).status.value == "TERMINATED"
     assert env.active_sandboxes == set()
