@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
+IMAGE_NAME = "disk.img"  # in the slot, beside files/, so the slot's removal deletes it
 _MIN_BYTES = 4 << 20  # ext4 needs a few MiB for its own tables
 
 
@@ -53,6 +55,32 @@ def _run(argv: list[str]) -> None:
         raise DiskUnavailableError(f"{' '.join(argv[:1])} failed: {message}")
 
 
+def loop_devices_of(image: Path) -> list[str]:
+    """The loop devices (``loopN``) still backed by ``image``."""
+    wanted, found = os.path.realpath(image), []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        try:
+            if backing.read_text().strip() == wanted:
+                found.append(backing.parent.parent.name)
+        except OSError:  # detached between the glob and the read
+            continue
+    return found
+
+
+def wait_released(image: Path, wait_s: float = 5.0) -> bool:
+    """Wait until no loop device is backed by ``image``; True when none is.
+
+    After the lazy unmount the kernel frees the file system, and with it the auto-cleared loop device,
+    only once the last mount namespace holding it is gone: a moment after the sandbox's processes die.
+    """
+    deadline = time.monotonic() + wait_s
+    while loop_devices_of(image):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def on_tmpfs(path: Path) -> bool:
     """Whether ``path`` lives in memory (an image there would be charged to memory again)."""
     wanted = os.path.realpath(path)
@@ -66,4 +94,5 @@ def on_tmpfs(path: Path) -> bool:
     return kind in ("tmpfs", "ramfs")
 
 
-__all__ = ["mount_disk", "tools_present", "on_tmpfs", "DiskUnavailableError"]
+__all__ = ["IMAGE_NAME", "mount_disk", "tools_present", "on_tmpfs", "loop_devices_of", "wait_released",
+           "DiskUnavailableError"]

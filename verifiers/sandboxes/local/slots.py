@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifiers.sandboxes.errors import SandboxError
+from verifiers.sandboxes.local import disk
 from verifiers.sandboxes.local.cgroups import CgroupDriver
 from verifiers.sandboxes.local.mounts import is_mounted, unmount
 
@@ -80,6 +81,9 @@ def release(slot: Slot, files_dir: Path, cgroups: CgroupDriver | None) -> None:
         cgroups.balance()
     if files_dir.exists() and is_mounted(files_dir):
         unmount(files_dir)
+    image = slot.path / disk.IMAGE_NAME
+    if image.exists() and not disk.wait_released(image):
+        logger.warning("the loop device of %s is still attached; it is freed when its last user exits", image)
     shutil.rmtree(slot.path, ignore_errors=True)
     if slot.path.exists():
         raise SandboxError(f"could not remove sandbox directory {slot.path}")
