@@ -61,7 +61,8 @@ class SandboxFileTooLargeError(SandboxError):
 
 
 class SandboxPathError(SandboxError, PermissionError):
-    """A path is outside ``/workspace`` and ``/tmp``, contains ``..``, or crosses a symlink."""
+    """A path is outside ``/workspace`` and ``/tmp``, contains ``..``, or crosses a symlink; or a request's
+    ``image_dir`` is not a readable directory or tar archive on the host."""
 
 
 class SandboxUnavailableError(SandboxError):

@@ -40,7 +40,8 @@ class CreateSandboxRequest(BaseModel):
     start_command: str | None = Field(None, description="Started in the background once the sandbox is ready.")
     cpu_cores: float = Field(1.0, gt=0, le=256, description="CPU share (cores) the sandbox may use at once.")
     memory_gb: float = Field(1.0, gt=0, le=1024,
-                             description="Memory of all its processes and of its files in /workspace and /tmp.")
+                             description="Memory of all its processes (files count against disk_size_gb where "
+                                         "the host gives each sandbox a disk image, else against this).")
     disk_size_gb: float = Field(1.0, gt=0, le=1024, description="Size of its writable /workspace and /tmp together.")
     gpu_count: int = Field(0, ge=0, description="GPUs; the local backend has none to give.")
     max_processes: int = Field(256, ge=8, le=65536,
@@ -55,6 +56,11 @@ class CreateSandboxRequest(BaseModel):
     secrets: dict[str, str] = Field(default_factory=dict,
                                     description="Like environment_vars, but never logged or returned.")
     labels: list[str] = Field(default_factory=list, description="Tags for listing and bulk deletion.")
+    image_dir: str | None = Field(
+        None, description="A per-task file system image: an absolute host path to a directory or a tar archive "
+                          "(.tar, .tar.gz, .tgz, .tar.bz2, .tar.xz), visible read-only at /image in the sandbox "
+                          "(a repository and its dependencies). Local backend only; an archive is unpacked "
+                          "onto the sandbox's disk and counts against disk_size_gb.")
 
     @field_validator("environment_vars", "secrets")
     @classmethod
@@ -64,6 +70,13 @@ class CreateSandboxRequest(BaseModel):
                 raise ValueError(f"bad environment variable name {name!r}")
             if "\0" in text:
                 raise ValueError(f"environment variable {name!r} contains a NUL byte")
+        return value
+
+    @field_validator("image_dir")
+    @classmethod
+    def _image_dir(cls, value: str | None) -> str | None:
+        if value is not None and (not value.startswith("/") or "\0" in value):
+            raise ValueError(f"image_dir must be an absolute host path, not {value!r}")
         return value
 
     @field_validator("labels")

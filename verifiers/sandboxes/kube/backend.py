@@ -96,6 +96,9 @@ class KubernetesBackend(SandboxBackend):
     # -- the SandboxBackend API ---------------------------------------------------------------
 
     async def create(self, request: CreateSandboxRequest, idempotency_key: str | None = None) -> Sandbox:
+        if request.image_dir is not None:  # a path on this host means nothing on an executor pod's node
+            raise SandboxUnavailableError("the Kubernetes backend cannot mount image_dir (a host path): bake the "
+                                          "repository into docker_image, or upload it with upload_bytes")
         executors = await self._refresh()
         if not executors:
             raise SandboxUnavailableError("no executor pod is ready")

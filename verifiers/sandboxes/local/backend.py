@@ -29,7 +29,7 @@ from verifiers.sandboxes.errors import (
     SandboxTimeoutError,
     SandboxUnavailableError,
 )
-from verifiers.sandboxes.local import slots
+from verifiers.sandboxes.local import image, slots
 from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.pool import WarmPool
 from verifiers.sandboxes.local.probe import Capabilities, probe
@@ -121,7 +121,12 @@ class LocalBackend(SandboxBackend):
     async def create(self, request: CreateSandboxRequest, idempotency_key: str | None = None) -> Sandbox:
         if request.gpu_count:
             raise SandboxUnavailableError("the local backend has no GPUs to give (gpu_count must be 0)")
+        if request.image_dir is not None:
+            image.check(request.image_dir)
         await self.start()
+        if request.image_dir is not None and self.capabilities is not None and self.capabilities.mode != "bwrap":
+            raise SandboxUnavailableError("image_dir needs bubblewrap: without isolation there is no /image to "
+                                          "mount it on")
         if idempotency_key is not None and idempotency_key in self._by_key:
             return await self.get(self._by_key[idempotency_key])
         sandbox = (self._pool.take(request) if self._pool is not None else None) or self._spawn(request)

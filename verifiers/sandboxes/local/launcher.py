@@ -20,6 +20,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifiers.sandboxes.local.image import IMAGE_PATH
+
 SANDBOX_UID = 1000
 AGENT_PATH = "/opt/verifiers/agent.py"
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -43,6 +45,7 @@ class LaunchPlan:
     seccomp_fd: int | None = None
     disable_userns: bool = True
     cgroup_procs: list[Path] = field(default_factory=list)
+    image: Path | None = None  # the per-task image, mounted read-only at IMAGE_PATH
 
 
 def _top_level_links() -> list[str]:
@@ -76,6 +79,7 @@ def bwrap_args(plan: LaunchPlan, command: list[str]) -> list[str]:
              "--bind", str(plan.files_dir / "workspace"), "/workspace",
              "--bind", str(plan.files_dir / "tmp"), "/tmp",
              "--ro-bind", str(plan.agent_file), AGENT_PATH,
+             *(["--ro-bind", str(plan.image), IMAGE_PATH] if plan.image is not None else []),
              "--remount-ro", "/", "--chdir", "/workspace"]
     if plan.seccomp_fd is not None:
         args += ["--seccomp", str(plan.seccomp_fd)]

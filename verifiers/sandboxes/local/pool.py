@@ -16,7 +16,7 @@ from verifiers.sandboxes.local.sandbox import LocalSandbox
 from verifiers.sandboxes.models import CreateSandboxRequest, SandboxStatus
 
 _SHAPE = {"docker_image", "start_command", "cpu_cores", "memory_gb", "disk_size_gb", "max_processes",
-          "network_access", "environment_vars", "secrets"}
+          "network_access", "environment_vars", "secrets", "image_dir"}
 
 
 def shape_key(request: CreateSandboxRequest) -> str:

@@ -20,10 +20,10 @@ from verifiers.sandboxes.errors import (
     SandboxNotRunningError,
     SandboxOOMError,
 )
-from verifiers.sandboxes.local import files, slots
+from verifiers.sandboxes.local import files, image, slots
 from verifiers.sandboxes.local.cgroups import Limits, SandboxCgroup
 from verifiers.sandboxes.local.config import LocalBackendConfig
-from verifiers.sandboxes.local.disk import mount_disk
+from verifiers.sandboxes.local.disk import IMAGE_NAME, mount_disk
 from verifiers.sandboxes.local.launcher import (
     SANDBOX_PATH,
     LaunchPlan,
@@ -40,7 +40,6 @@ from verifiers.sandboxes.models import CommandResponse, CreateSandboxRequest, Sa
 logger = logging.getLogger("verifiers.sandboxes")
 
 FILES_DIR = "files"
-DISK_IMAGE = "disk.img"
 _AGENT_MARGIN_S = 10.0  # the agent answers at the timeout; past this margin it is wedged
 _GIB = 1 << 30
 
@@ -106,6 +105,8 @@ class LocalSandbox:
     async def start(self) -> None:
         """Prepare the directories and cgroup, start bubblewrap and wait for the agent."""
         self._prepare()
+        if self.request.image_dir is not None and image.is_archive(self.request.image_dir):
+            await asyncio.to_thread(image.unpack, self.request.image_dir, self.files_dir / "image")
         self._spawn()
         assert self.link is not None
         await self.link.open(self.host.config.ready_timeout_s)
@@ -119,7 +120,7 @@ class LocalSandbox:
         disk_bytes = int(self.request.disk_size_gb * _GIB)
         self.files_dir.mkdir()
         if caps.disk:  # the image sits beside files/, so the slot's removal deletes it
-            mount_disk(self.slot.path / DISK_IMAGE, self.files_dir, disk_bytes)
+            mount_disk(self.slot.path / IMAGE_NAME, self.files_dir, disk_bytes)
         elif caps.tmpfs:
             mount_tmpfs(self.files_dir, disk_bytes)
         owner = (self.host_uid, self.host_uid) if self.host_uid is not None else None
@@ -152,6 +153,13 @@ class LocalSandbox:
         return {"env": env, "rlimits": rlimits, "max_output": self.host.config.max_output_bytes,
                 "cwd": workspace, "own_pid_namespace": self.isolated, "start_command": request.start_command}
 
+    def _image_on_host(self) -> Path | None:
+        """The host directory mounted at /image: the request's own, or its archive unpacked in the slot."""
+        wanted = self.request.image_dir
+        if wanted is None:
+            return None
+        return self.files_dir / "image" if image.is_archive(wanted) else Path(wanted)
+
     def _spawn(self) -> None:
         assert self.slot is not None
         config, caps = self.host.config, self.host.caps
@@ -162,6 +170,7 @@ class LocalSandbox:
             network=self.request.network_access, host_uid=self.host_uid, setpriv=caps.setpriv,
             disable_userns=caps.disable_userns,
             cgroup_procs=self.cgroup.procs_files if self.cgroup is not None else [],
+            image=self._image_on_host(),
         )
         seccomp_fd = seccomp_memfd(caps.seccomp_filter) if self.isolated and caps.seccomp_filter else None
         plan.seccomp_fd = seccomp_fd
