@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Install what the local sandbox backend needs from Debian: bubblewrap (bwrap) for namespaces, and
-# util-linux's setpriv (normally present) to run each sandbox as its own host uid. Idempotent.
+# util-linux's setpriv (normally present) to run each sandbox as its own host uid, and e2fsprogs' mke2fs
+# and mount (normally present) for each sandbox's ext4 disk image. Idempotent.
 set -euo pipefail
 need=()
+export PATH="$PATH:/usr/sbin:/sbin"
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+command -v mke2fs >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v mount >/dev/null 2>&1 || need+=(mount)
 if [ "${#need[@]}" -eq 0 ]; then
   echo "sandbox prerequisites present: $(bwrap --version)"
   exit 0
