@@ -25,6 +25,7 @@ from pathlib import Path
 
 from verifiers.sandboxes.backend import SandboxBackend
 from verifiers.sandboxes.errors import (
+    SandboxFileTooLargeError,
     SandboxNotRunningError,
     SandboxTimeoutError,
     SandboxUnavailableError,
@@ -176,7 +177,7 @@ class LocalBackend(SandboxBackend):
             sandbox.record.error_message = f"not ready within {self.config.ready_timeout_s} s"
             raise SandboxTimeoutError(f"sandbox {sandbox.record.id} did not start within "
                                       f"{self.config.ready_timeout_s} s") from None
-        except (OSError, SandboxNotRunningError) as error:
+        except (OSError, SandboxNotRunningError, SandboxFileTooLargeError) as error:  # the last: image_dir's
             sandbox.record.status = SandboxStatus.ERROR
             sandbox.record.error_message = str(error)
             log = sandbox.slot.path / "agent.log" if sandbox.slot else None

@@ -16,8 +16,9 @@ from sandbox_hostcheck import slot_of
 from verifiers.sandboxes import (
     AsyncSandboxClient,
     CreateSandboxRequest,
-    SandboxError,
+    SandboxNotRunningError,
     SandboxPathError,
+    SandboxStatus,
     SandboxUnavailableError,
 )
 from verifiers.sandboxes.kube import FakeKubeApi, KubernetesBackend
@@ -112,8 +113,9 @@ async def test_an_archive_escaping_its_tree_fails_the_sandbox_not_the_host(clien
         archive.addfile(entry, io.BytesIO(b"bad"))
     try:
         box = await client.create(CreateSandboxRequest(image_dir=str(evil)))
-        with pytest.raises(SandboxError, match="could not be unpacked"):
+        with pytest.raises(SandboxNotRunningError, match="failed to start: image_dir .* could not be unpacked"):
             await client.wait_for_creation(box.id, timeout=30)
+        assert (await client.get(box.id)).status is SandboxStatus.ERROR
         assert not list(sandbox_root.rglob("escaped")) and not (sandbox_root.parent / "escaped").exists()
     finally:
         evil.unlink()
@@ -127,8 +129,9 @@ async def test_an_archive_larger_than_the_disk_is_a_clear_error(client: AsyncSan
         archive.addfile(entry, io.BytesIO(bytes(entry.size)))
     try:
         box = await client.create(CreateSandboxRequest(image_dir=str(big), disk_size_gb=0.02))
-        with pytest.raises(SandboxError, match="does not fit the sandbox's disk"):
+        with pytest.raises(SandboxNotRunningError, match="failed to start: image_dir .* does not fit"):
             await client.wait_for_creation(box.id, timeout=30)
+        assert (await client.get(box.id)).status is SandboxStatus.ERROR
     finally:
         big.unlink()
 
