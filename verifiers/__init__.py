@@ -41,6 +41,7 @@ _LAZY: dict[str, str] = {
     "StatefulToolEnv": "verifiers.envs.stateful_tool_env",
     "EnvGroup": "verifiers.envs.env_group",
     "SandboxEnv": "verifiers.envs.sandbox_env",
+    "CodeEnv": "verifiers.envs.code_env",
     "PythonEnv": "verifiers.envs.python_env",
     "TextArenaEnv": "verifiers.envs.textarena_env",
     "ReasoningGymEnv": "verifiers.envs.reasoninggym_env",
