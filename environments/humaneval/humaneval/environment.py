@@ -22,16 +22,14 @@ from typing import Any
 from datasets import Dataset
 
 import verifiers as vf
-from verifiers.envs.sandbox_env import SandboxEnv
+from verifiers.envs.code_env import all_tests_passed, pass_rate
+from verifiers.envs.code_env import extract_code as extract_code  # kept importable from here
 from verifiers.errors import SandboxError, UsageError
-from verifiers.sandboxes import CommandTimeoutError
 
 SYSTEM_PROMPT = (
     "Complete the Python function below. Reply with the complete function (its imports and any helpers "
     "included) in one ```python code block."
 )
-_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
-_WORKDIR = "/workspace/humaneval"
 
 
 def read_problems() -> list[dict[str, Any]]:
@@ -46,16 +44,10 @@ def build_dataset(num_examples: int = -1) -> Dataset:
         rows = rows[:num_examples]
     return Dataset.from_list([
         {"question": row["prompt"], "answer": row["canonical_solution"], "task": "humaneval",
-         "info": {"task_id": row["task_id"], "entry_point": row["entry_point"], "test": row["test"],
+         "info": {"task_id": row["task_id"], "entry_point": row["entry_point"], "test_code": row["test"],
                   "prompt": row["prompt"]}}
         for row in rows
     ])
-
-
-def extract_code(text: str) -> str:
-    """The last fenced code block of the reply, or the whole reply when it has none."""
-    blocks = _CODE_BLOCK.findall(text or "")
-    return blocks[-1] if blocks else (text or "")
 
 
 def build_program(prompt: str, code: str, entry_point: str) -> str:
@@ -69,66 +61,16 @@ def build_program(prompt: str, code: str, entry_point: str) -> str:
     return f"{prompt}{code}\n"
 
 
-def parse_report(stdout: str) -> tuple[int, int]:
-    """(passed, total) from the harness's output; a cut-off run counts what it reported."""
-    total, passed = 0, 0
-    for line in stdout.splitlines():
-        if line.startswith("total "):
-            total = int(line.split()[1])
-        elif line == "pass":
-            passed += 1
-    return passed, total
+class HumanEvalEnv(vf.CodeEnv):
+    """A CodeEnv whose programs are the prompt's stub completed by the model's function."""
 
-
-class HumanEvalEnv(SandboxEnv):
-    """One model turn writes the function; ``post_rollout`` runs its tests in the rollout's sandbox."""
-
-    def __init__(self, timeout_per_test_seconds: float = 15.0, **kwargs: Any) -> None:
-        kwargs.setdefault("sandbox_name", "humaneval")
-        kwargs.setdefault("memory_gb", 1)
-        kwargs.setdefault("disk_size_gb", 0.25)
-        super().__init__(max_turns=1, timeout_per_command_seconds=timeout_per_test_seconds, **kwargs)
-        self.remove_tool(self.bash)  # the model answers in text; only the grader uses the sandbox
+    def build_program(self, code: str, state: vf.State) -> str:
+        info = state["info"]
+        return build_program(info["prompt"], code, info["entry_point"])
 
     async def post_rollout(self, state: vf.State) -> None:
-        info = state["info"]
-        completion = state["completion"]
-        reply = completion[-1]["content"] if completion else ""
-        program = build_program(info["prompt"], extract_code(reply), info["entry_point"])
-        result: dict[str, Any] = {"passed": 0, "total": 0, "timed_out": False}
-        state["humaneval"] = result
-        sandbox_id = state["sandbox_id"]
-        try:
-            await self.sandbox_client.upload_bytes(sandbox_id, f"{_WORKDIR}/program.py", program.encode())
-            await self.sandbox_client.upload_bytes(sandbox_id, f"{_WORKDIR}/tests.py", info["test"].encode())
-            await self.sandbox_client.upload_bytes(sandbox_id, f"{_WORKDIR}/harness.py", _HARNESS)
-            command = f"python3 harness.py program.py tests.py {info['entry_point']}"
-            try:
-                response = await self.run_command(sandbox_id, state["sandbox_state"], command, working_dir=_WORKDIR)
-                stdout = response.stdout
-            except CommandTimeoutError as timeout:
-                result["timed_out"] = True
-                stdout = timeout.response.stdout if timeout.response else ""
-        except SandboxError as error:
-            state["error"] = error  # infrastructure, not the model: counted, and masked by consumers
-            self.logger.warning("HumanEval sandbox failed for %s: %r", info["task_id"], error)
-            return
-        result["passed"], result["total"] = parse_report(stdout)
-
-
-_HARNESS = files("humaneval").joinpath("harness.py").read_bytes()
-
-
-def pass_rate(state: vf.State) -> float:
-    """Fraction of the problem's tests the function passes."""
-    result = state.get("humaneval") or {}
-    return result["passed"] / result["total"] if result.get("total") else 0.0
-
-
-def all_tests_passed(state: vf.State) -> float:
-    """1.0 when every test passes (HumanEval's pass@1 criterion)."""
-    result = state.get("humaneval") or {}
-    return float(bool(result.get("total")) and result["passed"] == result["total"])
+        await super().post_rollout(state)
+        state["humaneval"] = state["code_tests"]  # the name this package's outputs have always used
 
 
 def sandbox_failed(state: vf.State) -> float:
@@ -143,7 +85,7 @@ def load_environment(num_examples: int = -1, system_prompt: str = SYSTEM_PROMPT,
     Args:
         num_examples: use the first ``num_examples`` problems (-1 = all 164).
         system_prompt: the instruction before each function stub.
-        timeout_per_test_seconds: wall-clock limit of one problem's whole test run in the sandbox.
+        timeout_per_test_seconds: time limit of each of a problem's tests (one assert) in the sandbox.
         train_on_eval: also offer the 164 problems as the training dataset. Off by default, so a trainer
             pointed at HumanEval by mistake refuses instead of training on what it is scored on.
     """
@@ -158,5 +100,5 @@ def load_environment(num_examples: int = -1, system_prompt: str = SYSTEM_PROMPT,
     dataset = build_dataset(num_examples)
     rubric = vf.Rubric(funcs=[pass_rate, all_tests_passed, sandbox_failed], weights=[1.0, 0.0, 0.0])
     return HumanEvalEnv(dataset=dataset if train_on_eval else None, eval_dataset=dataset,
-                        system_prompt=system_prompt, rubric=rubric,
+                        system_prompt=system_prompt, rubric=rubric, sandbox_name="humaneval",
                         timeout_per_test_seconds=float(timeout_per_test_seconds))
