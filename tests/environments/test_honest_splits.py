@@ -31,7 +31,7 @@ def prompt_key(row: dict) -> str:
 
 def test_every_package_is_covered() -> None:
     expected = {"gsm8k", "math500", "humaneval", "science", "logic", "reverse_text", "arithmetic", "multiply_tool",
-                "deep_research", "swe"}
+                "deep_research", "swe", "code_problems"}
     assert expected <= set(PACKAGES)
 
 
