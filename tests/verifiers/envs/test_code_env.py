@@ -111,10 +111,14 @@ async def test_huge_output_is_capped_and_fails_the_case() -> None:
 
 async def test_a_failing_sandbox_is_an_error_not_a_zero() -> None:
     kill_agent = block("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(a, b):\n    return a + b")
-    states = await run([function_row("kill")], {"kill": kill_agent})
-    state = states["kill"]
-    assert isinstance(state["error"], SandboxError)
-    assert state["reward"] == 0.0 and state["metrics"] == {}  # not scored: the error counts once instead
+    # In the stdin/stdout kind the program's parent is the harness; the agent is the harness's parent.
+    kill_from_stdio = block("import os, signal\nharness = open(f'/proc/{os.getppid()}/stat').read().split()\n"
+                            "os.kill(int(harness[3]), signal.SIGKILL)")
+    states = await run([function_row("kill"), stdio_row("kill stdio")],
+                       {"kill": kill_agent, "kill stdio": kill_from_stdio})
+    for state in states.values():
+        assert isinstance(state["error"], SandboxError)
+        assert state["reward"] == 0.0 and state["metrics"] == {}  # not scored: the error counts once instead
 
 
 @pytest.mark.parametrize("info", [
