@@ -14,6 +14,7 @@ from swe.environment import SYSTEM_PROMPT, SweEnv, build_dataset, make_rubric
 from swe.instances import read_instances
 
 from verifiers.errors import SandboxError
+from verifiers.sandboxes import errors as sandbox_errors
 from verifiers.testing import Reply, ScriptedRequest, ScriptedServer
 from verifiers.testing.policies import content_text
 
@@ -124,5 +125,7 @@ async def test_edit_file_applies_the_fix() -> None:
 
 async def test_a_sandbox_that_dies_is_an_error_not_a_zero() -> None:
     (output,) = await _run(read_instances("eval")[:1], [[("bash", {"command": "kill -9 $PPID"})]])
-    assert isinstance(output["error"], SandboxError)
+    kind = output["error"].split(":", 1)[0]  # outputs carry the error as "Type: message"
+    assert kind == "SandboxNotRunningError" and issubclass(getattr(sandbox_errors, kind), SandboxError)
+    assert "stopped" in output["error"]
     assert output["reward"] == 0.0 and output["metrics"] == {}
