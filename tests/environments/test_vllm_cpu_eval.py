@@ -28,7 +28,7 @@ VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 MODEL = "tiny"
 # Environment ids: each new package of the INTELLECT-3 mix that is more than a single turn or needs more than
 # its reply to be scored (tools, a sandbox, a checker library).
-ENVIRONMENTS = ["science", "logic", "deep-research"]
+ENVIRONMENTS = ["science", "logic", "deep-research", "swe", "code_problems"]
 
 pytestmark = [
     pytest.mark.slow,
