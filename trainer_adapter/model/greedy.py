@@ -16,10 +16,14 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 @torch.no_grad()
 def greedy_replies(
-    model_dir: Path, prompts: Sequence[list[dict[str, Any]]], max_new_tokens: int = 16, batch_size: int = 64
+    model_dir: Path,
+    prompts: Sequence[list[dict[str, Any]]],
+    max_new_tokens: int = 16,
+    batch_size: int = 64,
+    device: str = "cpu",
 ) -> list[str]:
-    """The model's greedy reply (up to its end-of-turn token) to each chat prompt."""
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    """The model's greedy reply (up to its end-of-turn token) to each chat prompt, computed in float32 on ``device``."""
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "left"
     replies: list[str] = []
@@ -28,7 +32,7 @@ def greedy_replies(
             tokenizer.apply_chat_template(list(p), add_generation_prompt=True, tokenize=False)
             for p in prompts[start : start + batch_size]
         ]
-        batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
         out = model.generate(
             **batch,
             max_new_tokens=max_new_tokens,
@@ -41,9 +45,11 @@ def greedy_replies(
     return replies
 
 
-def exact_match_rate(model_dir: Path, prompts: Sequence[list[dict[str, Any]]], answers: Sequence[str]) -> float:
+def exact_match_rate(
+    model_dir: Path, prompts: Sequence[list[dict[str, Any]]], answers: Sequence[str], device: str = "cpu"
+) -> float:
     """Share of prompts whose greedy reply, stripped, equals the answer."""
-    replies = greedy_replies(model_dir, prompts)
+    replies = greedy_replies(model_dir, prompts, device=device)
     return sum(r.strip() == a for r, a in zip(replies, answers)) / max(len(answers), 1)
 
 
