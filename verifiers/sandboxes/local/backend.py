@@ -35,6 +35,7 @@ from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.pool import WarmPool
 from verifiers.sandboxes.local.probe import Capabilities, probe
 from verifiers.sandboxes.local.sandbox import FILES_DIR, HostContext, LocalSandbox
+from verifiers.sandboxes.metrics import ExecOutcome, SandboxCounts, sandbox_metrics
 from verifiers.sandboxes.models import CommandResponse, CreateSandboxRequest, Sandbox, SandboxStatus
 
 logger = logging.getLogger("verifiers.sandboxes")
@@ -78,11 +79,17 @@ class LocalBackend(SandboxBackend):
         """Pooled sandboxes running and waiting to be handed out."""
         return self._pool.ready() if self._pool is not None else 0
 
+    def counts(self) -> SandboxCounts:
+        """Sandboxes handed out, and pooled ones ready and starting (the metrics' live and pool gauges)."""
+        pooled = self._pool.pooled() if self._pool is not None else 0
+        return SandboxCounts(live=len(self._live), pool_ready=self.warm, pool_starting=pooled - self.warm)
+
     async def start(self) -> Capabilities:
         """Probe, reap leftovers, and get ready; done once, on first use."""
         if self._host is None:
             await asyncio.to_thread(self._start_sync)
             _LIVE_BACKENDS.add(self)
+            sandbox_metrics().track(self)
             _install_sigterm_cleanup()
         assert self._host is not None
         return self._host.caps
@@ -120,6 +127,7 @@ class LocalBackend(SandboxBackend):
     # -- the SandboxBackend API ---------------------------------------------------------------
 
     async def create(self, request: CreateSandboxRequest, idempotency_key: str | None = None) -> Sandbox:
+        called = time.perf_counter()
         if request.gpu_count:
             raise SandboxUnavailableError("the local backend has no GPUs to give (gpu_count must be 0)")
         if request.image_dir is not None:
@@ -143,6 +151,7 @@ class LocalBackend(SandboxBackend):
         if request.idle_timeout_minutes is not None:
             sandbox.last_call = time.monotonic()
             self._idle[record.id] = loop.call_later(request.idle_timeout_minutes * 60, self._check_idle, record.id)
+        _time_creation(sandbox, called)
         return record.model_copy()
 
     def _spawn(self, request: CreateSandboxRequest) -> LocalSandbox:
@@ -215,7 +224,14 @@ class LocalBackend(SandboxBackend):
         sandbox = self._sandbox(sandbox_id)
         try:
             with sandbox.in_use():
-                return await sandbox.execute(command, timeout, working_dir, env)
+                await sandbox.wait_ready()  # the exec latency is the command's, not the start's
+                started, outcome = time.perf_counter(), "error"
+                try:
+                    response = await sandbox.execute(command, timeout, working_dir, env)
+                    outcome = _outcome(response)
+                    return response
+                finally:
+                    sandbox_metrics().observe_exec(time.perf_counter() - started, outcome)
         except SandboxNotRunningError:
             if sandbox.record.status is SandboxStatus.ERROR:  # died under us: clean it up now
                 await self._end(sandbox, SandboxStatus.ERROR, "the sandbox failed")
@@ -300,6 +316,24 @@ class LocalBackend(SandboxBackend):
         self._ended[sandbox_id] = sandbox.record
         while len(self._ended) > _KEEP_ENDED:
             self._ended.popitem(last=False)
+
+
+def _time_creation(sandbox: LocalSandbox, called: float) -> None:
+    """Observe the create latency once ``sandbox`` runs (now, for a warm pool's); a failed start is not timed."""
+
+    def observe(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            sandbox_metrics().observe_create(time.perf_counter() - called)
+
+    task = sandbox.ready_task
+    if task is not None:
+        task.add_done_callback(observe)  # run at once (soon) for a task already done
+
+
+def _outcome(response: CommandResponse) -> ExecOutcome:
+    if response.timed_out:
+        return "timed_out"
+    return "oom_killed" if response.oom_killed else "ok"
 
 
 def _install_sigterm_cleanup() -> None:

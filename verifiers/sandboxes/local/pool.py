@@ -65,6 +65,10 @@ class WarmPool:
         """How many pooled sandboxes are running (the rest are starting)."""
         return sum(s.record.status is SandboxStatus.RUNNING for q in self._queues.values() for s in q)
 
+    def pooled(self) -> int:
+        """How many sandboxes the pool holds, running or starting."""
+        return sum(len(q) for q in self._queues.values())
+
     def drain(self) -> list[LocalSandbox]:
         """Every pooled sandbox, leaving the pool empty and closed to refills."""
         pooled = [s for q in self._queues.values() for s in q]

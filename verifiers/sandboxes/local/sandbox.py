@@ -35,6 +35,7 @@ from verifiers.sandboxes.local.launcher import (
 from verifiers.sandboxes.local.link import AgentGone, AgentLink
 from verifiers.sandboxes.local.mounts import mount_tmpfs
 from verifiers.sandboxes.local.probe import Capabilities
+from verifiers.sandboxes.metrics import sandbox_metrics
 from verifiers.sandboxes.models import CommandResponse, CreateSandboxRequest, Sandbox, SandboxStatus
 
 logger = logging.getLogger("verifiers.sandboxes")
@@ -239,6 +240,8 @@ class LocalSandbox:
                 raise SandboxFileNotFoundError(reply["error"])
             raise SandboxError(reply["error"])
         oom = not reply["timed_out"] and reply["exit_code"] == 137 and self._new_oom_kill()
+        if oom:
+            sandbox_metrics().count_oom_kill("command")
         return CommandResponse(
             stdout=reply["stdout"], stderr=reply["stderr"], exit_code=reply["exit_code"],
             timed_out=reply["timed_out"], oom_killed=oom, truncated=reply["truncated"], duration_s=reply["duration_s"],
@@ -259,6 +262,7 @@ class LocalSandbox:
             return SandboxNotRunningError(f"sandbox {self.record.id} was deleted ({self.record.status.value})")
         self.record.status = SandboxStatus.ERROR
         if self._new_oom_kill():
+            sandbox_metrics().count_oom_kill("sandbox")
             self.record.error_message = "killed for memory"
             return SandboxOOMError(f"sandbox {self.record.id} ran out of memory and its agent was killed")
         self.record.error_message = "the agent exited"
