@@ -127,9 +127,9 @@ def _bytes_left(file: BinaryIO, offset: int) -> int:
 def _row(raw: bytes, line: int, offset: int, length: int) -> RolloutRow:
     try:
         record = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, json.JSONDecodeError) as bad:
         torn = "" if raw.endswith(b"\n") else " (the unfinished last line of a run that was stopped?)"
-        return RolloutRow(line, offset, length, problem=f"line {line} is not valid JSON: {error}{torn}")
+        return RolloutRow(line, offset, length, problem=f"line {line} is not valid JSON: {bad}{torn}")
     if not isinstance(record, dict):
         return RolloutRow(line, offset, length, problem=f"line {line} is a JSON {type(record).__name__}, "
                                                         "not a rollout object")

@@ -86,28 +86,25 @@ def discover_runs(outputs_dir: Path) -> Discovery:
 
 def read_run(run_dir: Path) -> RunSummary:
     """A run's summary from its ``metadata.json``; when that is missing or unreadable, a row that says so."""
-    env_guess, _, model_guess = run_dir.parent.name.partition("--")
-    fallback = {"path": run_dir, "env_id": env_guess or run_dir.name, "model": model_guess or "?", "date": "",
-                "num_examples": None, "rollouts_per_example": None, "avg_reward": None}
     path = run_dir / METADATA
     try:
         size = path.stat().st_size
         if size > MAX_METADATA_BYTES:
-            return RunSummary(**fallback, status="error",
-                              problem=f"{METADATA} is {size / 1e6:.1f} MB, over the {MAX_METADATA_BYTES // 2**20} MiB "
-                                      "a metadata file may have; not read")
+            return _unread(run_dir, f"{METADATA} is {size / 1e6:.1f} MB, over the {MAX_METADATA_BYTES // 2**20} MiB "
+                                    "a metadata file may have; not read")
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return RunSummary(**fallback, status="error", problem=f"no {METADATA} (the run never started, or it was "
-                                                              "deleted); its results can still be opened")
+        return _unread(run_dir, f"no {METADATA} (the run never started, or it was deleted); its results can still "
+                                "be opened")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return RunSummary(**fallback, status="error", problem=f"{METADATA} is unreadable: {error}")
+        return _unread(run_dir, f"{METADATA} is unreadable: {error}")
     if not isinstance(data, dict):
-        return RunSummary(**fallback, status="error", problem=f"{METADATA} is not a JSON object")
+        return _unread(run_dir, f"{METADATA} is not a JSON object")
+    env_guess, model_guess = _names_from_folder(run_dir)
     return RunSummary(
         path=run_dir,
-        env_id=_text(data.get("env_id"), fallback["env_id"]),
-        model=_text(data.get("model"), fallback["model"]),
+        env_id=_text(data.get("env_id"), env_guess),
+        model=_text(data.get("model"), model_guess),
         date=_date(data.get("date")),
         num_examples=_int(data.get("num_examples")),
         rollouts_per_example=_int(data.get("rollouts_per_example")),
@@ -116,6 +113,19 @@ def read_run(run_dir: Path) -> RunSummary:
         pass_threshold=_float(data.get("pass_threshold", (data.get("config") or {}).get("pass_threshold"))),
         error=None if data.get("error") is None else str(data["error"]),
     )
+
+
+def _unread(run_dir: Path, problem: str) -> RunSummary:
+    """The row of a run whose metadata could not be read: names guessed from its folder, nothing else known."""
+    env_guess, model_guess = _names_from_folder(run_dir)
+    return RunSummary(path=run_dir, env_id=env_guess, model=model_guess, date="", num_examples=None,
+                      rollouts_per_example=None, avg_reward=None, status="error", problem=problem)
+
+
+def _names_from_folder(run_dir: Path) -> tuple[str, str]:
+    """Environment and model from vf-eval's ``<env>--<model>/<run_id>`` layout, for when metadata does not say."""
+    env_guess, _, model_guess = run_dir.parent.name.partition("--")
+    return env_guess or run_dir.name, model_guess or "?"
 
 
 def _text(value: Any, default: str) -> str:

@@ -93,7 +93,9 @@ def _message_blocks(message: Any, part: str) -> list[Block]:
 def _tool_call(call: Any) -> Block:
     if not isinstance(call, dict):
         return Block("tool_call", "tool call", _cut(_json(call)))
-    function = call.get("function") if isinstance(call.get("function"), dict) else call  # 0.3.0's flat form
+    function = call.get("function")
+    if not isinstance(function, dict):
+        function = call  # 0.3.0's flat form: name and arguments on the call itself
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
         arguments = _json(arguments)

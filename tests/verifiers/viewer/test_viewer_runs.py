@@ -38,9 +38,11 @@ def test_corrupt_or_odd_metadata_is_a_row_not_a_crash(tmp_path: Path) -> None:
         folder = tmp_path / "evals" / "toy--m" / name
         folder.mkdir(parents=True)
         (folder / "metadata.json").write_bytes(text.encode("utf-8", "surrogateescape"))
-    problems = {run.path.name: run.problem for run in discover_runs(tmp_path).runs}
+    found = discover_runs(tmp_path).runs
+    problems = {run.path.name: run.problem for run in found}
     assert "unreadable" in problems["torn"] and "not a JSON object" in problems["list"]
     assert "unreadable" in problems["binary"]
+    assert {(run.env_id, run.model, run.status, run.size) for run in found} == {("toy", "m", "error", "? × ?")}
 
 
 def test_wrong_types_in_metadata_are_shown_as_unknown(tmp_path: Path) -> None:
