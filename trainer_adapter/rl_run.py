@@ -61,6 +61,7 @@ from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.train.launch import default_threads, free_port, rank_environment, torchrun_command
 from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.rl import RLTrainerConfig
+from verifiers.metrics_server import MetricsConfig, serve_configured
 
 T = TypeVar("T")
 CLIENT_KEEPALIVE_S = 300.0  # under the servers' keep_alive_s (600), so the client retires a connection first
@@ -123,6 +124,9 @@ class TrainerSection(BaseModel):
         None, gt=0, description="CPU threads per trainer rank; unset: the machine's cores shared among the ranks "
         "(their idle threads wait passively, so they yield to vLLM).")
     precision: Precision = Field("auto", description=PRECISION_HELP)
+    metrics: MetricsConfig = Field(
+        default_factory=MetricsConfig, description="Rank 0's Prometheus endpoint; off unless metrics.port is set "
+        "(not orchestrator.metrics.port: the trainer is another process).")
 
 
 class RLRunConfig(BaseModel):
@@ -162,6 +166,15 @@ class RLRunConfig(BaseModel):
             raise ValueError("orchestrator.num_train_ranks must equal trainer.num_processes")
         return self
 
+    @model_validator(mode="after")
+    def _metrics_ports_differ(self) -> RLRunConfig:
+        # Two processes of the run on one machine: the second to bind a shared port would fail mid-start.
+        port = self.orchestrator.metrics.port
+        if port and port == self.trainer.metrics.port:
+            raise ValueError(f"orchestrator.metrics.port and trainer.metrics.port are both {port}: the orchestrator "
+                             "and the trainer are two processes, give each its own port")
+        return self
+
     def env_entries(self) -> list[EnvConfig]:
         """The environments of the run: ``envs``, or the single ``env``."""
         return list(self.envs) or [self.env]
@@ -193,7 +206,7 @@ def trainer_config(config: RLRunConfig, initial: Path, resume_step: int | None =
         model=ModelConfig(path=initial), optimizer=section.optimizer, loss=section.loss, checkpoint=checkpoint,
         max_steps=config.max_steps, output_dir=config.output_dir, num_processes=section.num_processes,
         threads_per_process=section.threads_per_process or default_threads(section.num_processes),
-        precision=section.precision, resume_step=resume_step,
+        precision=section.precision, resume_step=resume_step, metrics=section.metrics,
     )
 
 
@@ -249,6 +262,9 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         check_model_folder(config.model.path)  # so does a bad model.path (a resumed run starts from base/)
     with ExitStack() as stack:
         stack.callback(lock_run_folder(root).close)  # held until this process ends, however it ends
+        endpoint = serve_configured(config.orchestrator.metrics)  # a taken port fails here, before anything starts
+        if endpoint is not None:
+            stack.callback(endpoint.close)
         if point is None:
             start_run_folder(config)
         initial = prepare_initial_weights(config)

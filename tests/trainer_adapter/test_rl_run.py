@@ -36,7 +36,7 @@ from trainer_adapter.inference.testing_model import save_tiny_model
 from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, while_running
+from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, trainer_config, while_running
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.launch import free_port
 from trainer_adapter.train.sft import SFTConfig, run_sft
@@ -391,11 +391,25 @@ def test_one_env_or_a_weighted_list(tmp_path: Path) -> None:
         ('[env]\nid = "arithmetic"\n[inference]\ngpu_memory_utilization = 1.5\n', "gpu_memory_utilization"),
         ('[env]\nid = "arithmetic"\n[inference]\ndtype = "fp8"\n', "dtype"),
         ('[env]\nid = "arithmetic"\n[inference]\ntool_call_parser = "hermes x"\n', "tool_call_parser"),
+        ('[env]\nid = "arithmetic"\n[orchestrator.metrics]\nport = 9101\n[trainer.metrics]\nport = 9101\n',
+         "both 9101: the orchestrator and the trainer are two processes"),
+        ('[env]\nid = "arithmetic"\n[orchestrator.metrics]\nport = 70000\n', "orchestrator.metrics.port"),
+        ('[env]\nid = "arithmetic"\n[trainer.metrics]\nhost = ""\n', "trainer.metrics.host"),
+        ('[env]\nid = "arithmetic"\n[trainer.metrics]\nport = 9102\npath = "/m"\n', "trainer.metrics.path"),
     ],
 )
 def test_bad_run_configs_are_rejected(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(TrainerConfigError, match=message):
         _config(tmp_path, text)
+
+
+def test_the_trainer_gets_its_metrics_port_and_the_orchestrator_keeps_its_own(tmp_path: Path) -> None:
+    config = _config(tmp_path, '[env]\nid = "arithmetic"\n[orchestrator.metrics]\nport = 9101\n'
+                               '[trainer.metrics]\nport = 9102\nhost = "0.0.0.0"\n')
+    trainer = trainer_config(config, tmp_path / "base")
+    assert (trainer.metrics.port, trainer.metrics.host) == (9102, "0.0.0.0")
+    assert config.orchestrator.metrics.port == 9101
+    assert _config(tmp_path, '[env]\nid = "arithmetic"\n').orchestrator.metrics.port is None  # off by default
 
 
 def test_the_tool_env_config_asks_for_a_tool_call_parser() -> None:

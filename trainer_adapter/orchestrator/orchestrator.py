@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trainer_adapter.orchestrator.advantages import assign_advantages
 from trainer_adapter.orchestrator.buffer import BufferConfig, DifficultyBuffer
 from trainer_adapter.orchestrator.errors import NoLearningSignalError
+from trainer_adapter.orchestrator.metrics import OrchestratorMetrics, orchestrator_metrics
 from trainer_adapter.orchestrator.packing import distribute, pack, packing_efficiency, samples_from_groups
 from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_results
 from trainer_adapter.orchestrator.staleness import drop_stale
@@ -56,6 +57,7 @@ from trainer_adapter.orchestrator.state import (
 from trainer_adapter.orchestrator.task_metrics import batch_task_metrics, step_line
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
+from verifiers.metrics_server import MetricsConfig
 
 
 class WeightUpdater(Protocol):
@@ -112,6 +114,10 @@ class OrchestratorConfig(BaseModel):
         "n replies (verifiers.CoalescingClient): the server pays its per-request cost and the prefill once, 3.6x "
         "faster for the tiny model on CPU. false: one request per rollout (a server that ignores n).",
     )
+    metrics: MetricsConfig = Field(
+        default_factory=MetricsConfig, description="The orchestrator process's Prometheus endpoint (with the "
+        "metrics of the sandboxes it runs); off unless metrics.port is set.",
+    )
 
 
 @dataclass
@@ -126,10 +132,11 @@ class Orchestrator:
 
     def __init__(self, config: OrchestratorConfig, env: Any, clients: Sequence[Any],
                  updaters: Sequence[WeightUpdater], output_dir: Path,
-                 task_weights: Mapping[str, float] | None = None, state_every: int = 0) -> None:
+                 task_weights: Mapping[str, float] | None = None, state_every: int = 0,
+                 metrics: OrchestratorMetrics | None = None) -> None:
         """``task_weights`` mixes an ``EnvGroup``'s environments (by task name) when problems are drawn;
         ``state_every`` saves the state for ``--resume`` every this many steps (the trainer's checkpoint
-        interval; 0: never)."""
+        interval; 0: never); ``metrics`` records the Prometheus metrics (default: the process's own)."""
         if not clients or len(clients) != len(updaters):
             raise ValueError("need one weight updater per client, and at least one client")
         if config.batch_size % config.rollouts_per_example:
@@ -147,6 +154,7 @@ class Orchestrator:
         self.version = 0
         self.inflight: dict[asyncio.Task[Any], _Inflight] = {}
         self.counts: Counter[str] = Counter()
+        self.metrics = metrics or orchestrator_metrics()
         self.start_step = 0
         """The first batch :meth:`run` writes (k after :meth:`restore` of step k's state)."""
         self.state_every = state_every
@@ -199,12 +207,14 @@ class Orchestrator:
         await asyncio.gather(*(u.update(path) for u in self.updaters))
         self.update_seconds += time.perf_counter() - started
         self.version = newest
+        self.metrics.weights_version.set(newest)
         self.counts["weight_updates"] += 1
         for task, info in list(self.inflight.items()):
             if self.version - info.version > self.config.max_off_policy_steps:
                 task.cancel()
                 del self.inflight[task]
                 self.counts["cancelled_groups"] += 1
+                self.metrics.drop("cancelled", self.config.rollouts_per_example)
 
     async def _wait_for_version(self, required: int) -> None:
         deadline = time.monotonic() + self.config.weights_timeout_s
@@ -275,6 +285,7 @@ class Orchestrator:
                 await self._maybe_update()
             result = drop_stale(self.buffer.pop(need), step, self.config.max_off_policy_steps)
             self.counts["stale_groups"] += result.dropped_groups
+            self.metrics.drop("stale", result.dropped_rollouts)
             selected += result.fresh
         return selected
 
@@ -295,13 +306,16 @@ class Orchestrator:
     def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
         grouped = groups_from_results(task.result(), policy_version=info.version)
         self.counts["failed_rollouts"] += grouped.failed
+        self.metrics.rollouts.inc(grouped.failed + sum(len(g.rollouts) for g in grouped.groups))
+        self.metrics.drop("failed", grouped.failed)
         self._report_failures(grouped.reasons)
         accepted = False
         for group in grouped.groups:
             if len(group.rollouts) == self.config.rollouts_per_example:
-                accepted |= self.buffer.add(assign_advantages(group, self.config.advantage_std_normalize))
+                accepted |= self._file(assign_advantages(group, self.config.advantage_std_normalize))
             else:
                 self.counts["incomplete_groups"] += 1
+                self.metrics.drop("incomplete", len(group.rollouts))
         self.fruitless = 0 if accepted else self.fruitless + 1
         if self.fruitless >= self.config.max_fruitless_groups:
             raise NoLearningSignalError(
@@ -311,6 +325,14 @@ class Orchestrator:
                 "solves every problem or none. Warm-start it (SFT), make the task easier or harder, or set "
                 "orchestrator.buffer.drop_uniform_groups = false; failed rollouts are in the inference logs."
             )
+
+    def _file(self, group: RolloutGroup) -> bool:
+        """Hand ``group`` to the difficulty buffer; a group its filters refuse counts as rejected, by filter."""
+        before = self.buffer.filtered.copy()
+        kept = self.buffer.add(group)
+        for reason, groups in (self.buffer.filtered - before).items():
+            self.metrics.rejected.labels(reason).inc(groups * len(group.rollouts))
+        return kept
 
     # -- batches --------------------------------------------------------------------------
 
@@ -334,6 +356,7 @@ class Orchestrator:
                 **{f"filtered/{k}": v for k, v in self.buffer.filtered.items()}}
         with (self.root / "orchestrator_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
+        self.metrics.batch_written(step, lags, elapsed, waited)
         print(step_line(line, self._max_steps), flush=True)
         self.update_seconds = 0.0
         if self.state_every and (step + 1) % self.state_every == 0:

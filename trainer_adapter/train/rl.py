@@ -39,9 +39,11 @@ from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
+from trainer_adapter.train.metrics import trainer_metrics
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
 from trainer_adapter.train.rl_step import rl_backward, step_normalizer
 from trainer_adapter.transport import remove_steps_before, wait_for_step
+from verifiers.metrics_server import MetricsConfig, serve_configured
 
 
 class RLTrainerConfig(BaseModel):
@@ -64,12 +66,16 @@ class RLTrainerConfig(BaseModel):
         None, gt=0, description="Load exactly checkpoints/step_<n> (vf-train rl --resume sets it, so that trainer and "
         "orchestrator continue from the same step); unset: the newest checkpoint when checkpoint.resume is true.",
     )
+    metrics: MetricsConfig = Field(
+        default_factory=MetricsConfig, description="Rank 0's Prometheus endpoint; off unless metrics.port is set.")
 
 
 def run_rl_trainer(config: RLTrainerConfig) -> Path:
     """Train ``max_steps`` steps from the batches in ``output_dir``; returns the last weights folder."""
     watch_launcher()
     world = init_distributed(config.precision)
+    if world.is_main:
+        serve_configured(config.metrics)  # lives as long as the process, so the last step is still scraped
     torch.set_num_threads(config.threads_per_process)
     model, tokenizer = load_model(config.model)
     shard_model(model, world)
@@ -105,10 +111,13 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         if world.is_main:
             remove_steps_before(root, step + 1)
             _prune(root / "weights", config.keep_weights, keep_also=checkpoint_steps(checkpoints))
+            elapsed = time.perf_counter() - started
             line = {"step": step + 1, **metrics, "grad_norm": grad_norm, "lr": lr, "off_policy_max": lag,
                     "tokens": tokens, "time/wait_for_batch": waited, "time/export": exported,
-                    "time/step": time.perf_counter() - started}
+                    "time/step": elapsed}
             log_step(root / "trainer_metrics.jsonl", line)
+            trainer_metrics().record_step(step + 1, tokens, metrics["loss"], grad_norm, elapsed, elapsed - waited,
+                                          mismatch_kl=metrics.get("mismatch_kl"))
         done = step + 1
         if config.checkpoint.every and done % config.checkpoint.every == 0:
             save_checkpoint(checkpoints, done, model, optimizer, world, config.checkpoint.keep)

@@ -33,8 +33,10 @@ from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.forward import MicroBatchTensors, sync_gradients_after, token_logprobs, trainable_tokens
 from trainer_adapter.train.launch import default_threads
+from trainer_adapter.train.metrics import trainer_metrics
 from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
 from trainer_adapter.train.sft_data import SFTDataConfig, load_rows, step_samples, tokenize
+from verifiers.metrics_server import MetricsConfig, serve_configured
 
 
 class SFTConfig(BaseModel):
@@ -59,12 +61,16 @@ class SFTConfig(BaseModel):
     )
     stop_window: int = Field(25, gt=0, description="Steps the stop_at_loss mean is taken over.")
     precision: Precision = Field("auto", description=PRECISION_HELP)
+    metrics: MetricsConfig = Field(
+        default_factory=MetricsConfig, description="Rank 0's Prometheus endpoint; off unless metrics.port is set.")
 
 
 def run_sft(config: SFTConfig) -> Path:
     """Train; returns the final weights folder (``weights/step_<n>``, n = max_steps or the step the early stop
     was reached). Every rank calls it (inside a process group)."""
     world = init_distributed(config.precision)
+    if world.is_main:
+        serve_configured(config.metrics)  # lives as long as the process, so the last step is still scraped
     torch.set_num_threads(config.threads_per_process or default_threads(config.num_processes))
     model, tokenizer = load_model(config.model)
     samples = [tokenize(tokenizer, *row) for row in load_rows(config.data)]
@@ -90,6 +96,9 @@ def run_sft(config: SFTConfig) -> Path:
         done = step + 1
         recent.append(loss)  # the all-reduced loss: every rank takes the same decision to stop
         stop = _reached(recent, config)
+        if world.is_main:  # every step, not only logged ones: a scrape sees the newest
+            elapsed = time.perf_counter() - started
+            trainer_metrics().record_step(done, tokens, loss, grad_norm, elapsed, elapsed)
         if world.is_main and (done % config.log_every == 0 or done == config.max_steps or stop):
             line = {"step": done, "loss": loss, "grad_norm": grad_norm, "lr": lr, "tokens": tokens,
                     "step_time_s": time.perf_counter() - started}
