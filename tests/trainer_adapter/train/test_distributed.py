@@ -7,7 +7,7 @@ from torch.distributed.fsdp import FSDPModule
 
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.train.distributed import World, init_distributed, is_sharded, shard_model
-from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer
+from trainer_adapter.train.optimizer import OptimizerConfig, adamw_foreach, build_optimizer
 
 
 def _world(compute_dtype: torch.dtype, world_size: int | None = None) -> World:
@@ -33,3 +33,9 @@ def test_a_cast_compute_dtype_or_several_ranks_shard() -> None:
     assert isinstance(model, FSDPModule)
     assert all(hasattr(p, "full_tensor") for p in model.parameters())  # DTensors
     assert build_optimizer(model, OptimizerConfig()).defaults["foreach"] is False
+
+
+def test_dtensors_take_the_multi_tensor_adamw_on_cuda_only() -> None:
+    assert adamw_foreach(sharded=True, device_type="cuda") is True  # measured on an H200: docs/gpu.md
+    assert adamw_foreach(sharded=True, device_type="cpu") is False
+    assert adamw_foreach(sharded=False, device_type="cuda") is None
