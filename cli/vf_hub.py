@@ -90,9 +90,13 @@ def serve(
         if value is not None:  # workers build their Settings from the environment
             os.environ[f"VF_HUB_{field.upper()}"] = str(value)
     try:
-        Settings()  # fail here, with a clear message, rather than in every worker
+        settings = Settings()  # fail here, with a clear message, rather than in every worker
     except ValueError as error:
         raise _fail(error) from None
+    if workers > 1 and settings.metrics:
+        from hub_server.metrics import share_between_workers
+
+        share_between_workers(settings.data_dir / "metrics")  # /metrics then adds up every worker's counts
     # uvicorn's own proxy-header handling is off (by default it believes anyone on 127.0.0.1): the app
     # applies X-Forwarded-For itself, from forwarded_allow_ips only.
     uvicorn.run("hub_server.app:create_app", factory=True, host=host, port=port, workers=workers,

@@ -13,6 +13,7 @@ from hub_server.auth.principal import Principal, authenticate
 from hub_server.auth.tokens import parse_token
 from hub_server.db.database import Database
 from hub_server.errors import Forbidden, NotAuthenticated
+from hub_server.metrics import AuthFailure, HubMetrics
 from hub_server.ratelimit import RateLimiter
 from hub_server.settings import Settings
 from hub_server.storage import Storage
@@ -25,6 +26,7 @@ class Hub:
     settings: Settings
     db: Database
     storage: Storage
+    metrics: HubMetrics = field(default_factory=HubMetrics)
     writes: RateLimiter = field(init=False)
     failed_auth: RateLimiter = field(init=False)
     reads: ReadCache = field(init=False)
@@ -45,10 +47,11 @@ class Hub:
             with self.db.read() as session:
                 return authenticate(session, token)
         except Forbidden:
-            self._count_failure(request, token)
+            self._count_failure(request, token, "invalid")
             raise
 
-    def _count_failure(self, request: Request, token: str | None) -> None:
+    def _count_failure(self, request: Request, token: str | None, reason: AuthFailure) -> None:
+        self.metrics.count_auth_failure(reason)
         # Two budgets: the client's address (one source guessing many tokens) and the token id (many
         # sources, e.g. behind a trusted proxy, hammering one id). Only failures are counted and only
         # failures are refused: a valid token is always accepted, whatever its address has done.
@@ -66,11 +69,12 @@ class Hub:
         """
         header = request.headers.get("authorization")
         if not header:
+            self.metrics.count_auth_failure("missing")
             raise NotAuthenticated("authentication required: use the username __token__ and an API token")
         try:
             token = token_from_header(header)
         except Forbidden:
-            self._count_failure(request, None)
+            self._count_failure(request, None, "malformed")
             raise
         assert token is not None  # a header was present
         return self.authenticate_token(request, token)
@@ -92,6 +96,7 @@ class Hub:
             with self.db.read() as session:
                 return authenticate(session, token)
         except Forbidden:
+            self.metrics.count_auth_failure("read_as_anonymous")
             return None
 
     def limit_writes(self, principal: Principal) -> None:

@@ -22,7 +22,7 @@ MAX_PROJECT_NAME = 100
 # Top-level path segments of the app: an owner named like one would shadow a route.
 RESERVED_OWNERS = frozenset(
     {"simple", "legacy", "files", "api", "static", "admin", "login", "logout", "search", "docs", "health",
-     "owners", "settings", "new", "about", "help", "pypi", "hub", "www", "root"}
+     "owners", "settings", "new", "about", "help", "pypi", "hub", "www", "root", "metrics"}
 )
 
 

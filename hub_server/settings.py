@@ -96,6 +96,12 @@ class Settings(BaseSettings):
         description="How long a worker may reuse an anonymous read (simple pages, 404s, file lookups); its own "
         "writes drop the cache at once, so this bounds how long another worker's change takes to show. 0: off.",
     )
+    metrics: bool = Field(
+        default=True,
+        description="Serve Prometheus metrics at GET /metrics on the Hub's own port: requests and latency by route "
+        "template, uploads, downloads, auth failures (docs/observability.md). Counts only, no names or addresses; "
+        "false: no such route.",
+    )
     simple_cache_seconds: int = Field(
         default=60,
         ge=0,

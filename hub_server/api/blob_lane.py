@@ -33,6 +33,8 @@ from hub_server.services.downloads import DownloadCounter
 from hub_server.storage import blob_key
 
 _PREFIX = "/files/"
+LANE_ROUTE = "/files/{sha256}/{filename}"
+"""The template of the route the lane stands in front of (the requests it answers are counted under it)."""
 _DECLINE = frozenset({b"authorization", b"range", b"if-none-match", b"if-range", b"if-match",
                       b"if-modified-since", b"if-unmodified-since"})
 _MAX_ENTRIES = 4096
@@ -86,7 +88,7 @@ class BlobLane:
         await send({"type": "http.response.start", "status": 200, "headers": ready.headers})
         await send({"type": "http.response.body", "body": ready.body if method == "GET" else b""})
         if method == "GET" and ready.counted is not None:
-            await count_download(self.counter, ready.counted)
+            await count_download(self.counter, ready.counted, self.hub.metrics)
         return True
 
     def _prepared(self, sha256: str, filename: str) -> _Ready | None:

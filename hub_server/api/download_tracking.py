@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hub_server.metrics import HubMetrics
 from hub_server.services.downloads import DownloadCounter
 
 _FILE = re.compile(r"/files/[0-9a-fA-F]{64}/([^/]+)$")
@@ -22,9 +23,10 @@ _COUNTED = (200, 307)
 log = logging.getLogger(__name__)
 
 
-async def count_download(counter: DownloadCounter, filename: str) -> None:
+async def count_download(counter: DownloadCounter, filename: str, metrics: HubMetrics) -> None:
     """Count one complete download of ``filename``; write the tally when it is due (off the event loop)."""
     counter.record(filename)
+    metrics.downloads.inc()
     if counter.due():
         try:
             await run_in_threadpool(counter.flush)
@@ -34,11 +36,12 @@ async def count_download(counter: DownloadCounter, filename: str) -> None:
 
 
 class CountDownloads:
-    """Wraps an ASGI app; counts file downloads into ``counter`` and flushes it when due."""
+    """Wraps an ASGI app; counts file downloads into ``counter`` (and ``metrics``) and flushes it when due."""
 
-    def __init__(self, app: ASGIApp, counter: DownloadCounter) -> None:
+    def __init__(self, app: ASGIApp, counter: DownloadCounter, metrics: HubMetrics) -> None:
         self.app = app
         self.counter = counter
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = _FILE.search(scope["path"]) if scope["type"] == "http" and scope["method"] == "GET" else None
@@ -55,4 +58,4 @@ class CountDownloads:
 
         await self.app(scope, receive, watch)
         if status in _COUNTED:
-            await count_download(self.counter, match[1])
+            await count_download(self.counter, match[1], self.metrics)

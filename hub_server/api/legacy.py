@@ -14,7 +14,8 @@ from starlette.concurrency import run_in_threadpool
 from hub_server.api.upload_stream import UploadReceiver
 from hub_server.auth.principal import PUBLISH
 from hub_server.context import hub_of
-from hub_server.errors import Forbidden
+from hub_server.errors import Forbidden, HubError
+from hub_server.metrics import UploadOutcome
 from hub_server.names import check_owner_name
 from hub_server.services.publish import publish
 
@@ -22,6 +23,17 @@ router = APIRouter()
 
 
 async def _upload(request: Request, owner: str | None) -> PlainTextResponse:
+    hub = hub_of(request)
+    try:
+        response, outcome = await _receive_and_publish(request, owner)
+    except HubError:
+        hub.metrics.count_upload("refused")
+        raise
+    hub.metrics.count_upload(outcome)
+    return response
+
+
+async def _receive_and_publish(request: Request, owner: str | None) -> tuple[PlainTextResponse, UploadOutcome]:
     hub = hub_of(request)
     if owner is not None:
         check_owner_name(owner)
@@ -35,13 +47,13 @@ async def _upload(request: Request, owner: str | None) -> PlainTextResponse:
         publish, hub.db, hub.storage, principal, fields, staged, owner_name=owner,
         reserved=hub.settings.reserved_names, max_unpacked=hub.settings.max_sdist_unpacked_size,
     )
-    if outcome.created:
-        note = "OK"
-    elif outcome.repaired:
-        note = "OK (identical file already uploaded; its damaged stored copy was replaced by these bytes)"
-    else:
-        note = "OK (identical file already uploaded; nothing changed)"
-    return PlainTextResponse(f"{note}: {outcome.filename}\n")
+    counted: UploadOutcome = "created" if outcome.created else "repaired" if outcome.repaired else "unchanged"
+    note = {
+        "created": "OK",
+        "repaired": "OK (identical file already uploaded; its damaged stored copy was replaced by these bytes)",
+        "unchanged": "OK (identical file already uploaded; nothing changed)",
+    }[counted]
+    return PlainTextResponse(f"{note}: {outcome.filename}\n"), counted
 
 
 @router.post("/legacy/", include_in_schema=False)
