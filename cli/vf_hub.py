@@ -33,6 +33,9 @@ token_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_
                         help="Create, list and revoke API tokens.")
 app.add_typer(admin_app, name="admin")
 app.add_typer(token_app, name="token")
+worker_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                         help="The Hub's own checks, run beside the index (never inside it).")
+app.add_typer(worker_app, name="worker")
 
 
 def _help(field: str) -> str:
@@ -441,3 +444,31 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@worker_app.command("check")
+def worker_check(
+        image_dir: Annotated[Path | None, typer.Option(
+            help="Where to build the sandboxes' read-only image of the SDK (default: DATA_DIR/check-image; it and "
+                 "its parents must be searchable by everyone).")] = None,
+        time_limit: Annotated[float, typer.Option(min=10.0, help="Seconds a check may take, sandbox start to "
+                                                               "report; past it the version fails.")] = 300.0,
+        poll: Annotated[float, typer.Option(min=0.1, help="Seconds between looks at an empty queue.")] = 2.0,
+        until_idle: Annotated[bool, typer.Option("--until-idle", help="Stop once the queue is empty.")] = False,
+        data_dir: DataDirOpt = None, database_url: DbOpt = None,
+        storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None) -> None:
+    """Run queued checks: each new version's wheel (install, load, rollouts) and pushed results' re-scoring,
+    each in a fresh local sandbox without network."""
+    import asyncio
+    import logging
+
+    from hub_server.worker.image import build_image
+    from hub_server.worker.loop import WorkerConfig, serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    image = (image_dir or _settings(data_dir, database_url).data_dir / "check-image").absolute()
+    image.mkdir(parents=True, exist_ok=True)
+    build_image(image)
+    config = WorkerConfig(image_dir=image, time_limit_s=time_limit, poll_s=poll)
+    _with_storage(data_dir, database_url, storage_url,
+                  lambda db, storage: asyncio.run(serve(db, storage, config, until_idle=until_idle)))

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from hub_server.context import hub_of
 from hub_server.errors import BadRequest, TooLarge
-from hub_server.services import eval_rollouts, evals
+from hub_server.services import eval_rollouts, evals, server_checks
 
 router = APIRouter(prefix="/api/v1")
 
@@ -65,6 +65,8 @@ async def push_eval(request: Request) -> dict[str, Any]:
             result = evals.record_eval(session, principal, body.project, body.version, body.metadata,
                                        body.summary, body.owner)
             eval_rollouts.store_rollouts(session, result, body.rollouts)
+            if body.rollouts:  # the worker re-scores a sample of them (services/server_checks.py)
+                server_checks.enqueue_rescore(session, result)
             project = result.release.project
             return {"id": result.id, "owner": project.owner.name, "project": project.name,
                     "version": result.release.version, "by_publisher": result.by_publisher,

@@ -11,8 +11,9 @@ from pydantic import BaseModel, Field
 from hub_server.api.simple_render import file_url
 from hub_server.auth.principal import PERMISSIONS, Principal
 from hub_server.context import Hub, hub_of
+from hub_server.errors import BadRequest
 from hub_server.install_commands import InstallTarget, pick_file, pip_text, uv_text
-from hub_server.services import accounts, catalog
+from hub_server.services import accounts, catalog, server_checks
 from hub_server.services.catalog import ProjectView
 
 router = APIRouter(prefix="/api/v1")
@@ -25,7 +26,9 @@ class NewProject(BaseModel):
 
 
 class ProjectChange(BaseModel):
-    private: bool = Field(description="Visible only to the owner's members.")
+    private: bool | None = Field(default=None, description="Visible only to the owner's members.")
+    refuse_failing_checks: bool | None = Field(
+        default=None, description="Yank every version that fails the Hub's own check (install, load, rollouts).")
 
 
 class Yank(BaseModel):
@@ -44,16 +47,19 @@ def _hub_url(request: Request, hub: Hub) -> str:
     return (hub.settings.public_url or str(request.base_url)).rstrip("/")
 
 
-def _project_json(view: ProjectView, request: Request, hub: Hub) -> dict[str, Any]:
+def _project_json(view: ProjectView, request: Request, hub: Hub,
+                  checks: dict[str, server_checks.CheckView]) -> dict[str, Any]:
     prefix = request.scope.get("root_path", "")
     hub_url = _hub_url(request, hub)
     versions = []
     for release in view.releases:
         files = [f for f in view.files if f.version == release.version]
+        check = checks.get(release.version)
         versions.append({
             "version": release.version, "yanked": release.yanked, "yanked_reason": release.yanked_reason,
             "requires_python": release.requires_python, "summary": release.summary,
             "created_at": release.created_at.isoformat(),
+            "server_check": check.as_json() if check is not None else None,
             "files": [{"filename": f.filename, "url": file_url(prefix, f.sha256, f.filename), "sha256": f.sha256,
                        "size": f.size, "packagetype": f.packagetype} for f in files],
         })
@@ -100,7 +106,9 @@ def project_info(owner: str, name: str, request: Request) -> dict[str, Any]:
     principal = hub.optional_principal(request)
     with hub.db.read() as session:
         view = catalog.project_view(session, principal, name, owner)
-    return _project_json(view, request, hub)
+        checks = server_checks.contract_checks(session, view.normalized)
+        refuse = server_checks.refuses_failing(session, view.normalized)
+    return {**_project_json(view, request, hub, checks), "refuse_failing_checks": refuse}
 
 
 def _writer(request: Request) -> tuple[Hub, Principal]:
@@ -122,11 +130,16 @@ def create_project(body: NewProject, request: Request) -> dict[str, Any]:
 
 @router.patch("/projects/{owner}/{name}")
 def change_project(owner: str, name: str, body: ProjectChange, request: Request) -> dict[str, Any]:
-    """Change a project's visibility."""
+    """Change a project's visibility, or its policy on versions failing the Hub's check."""
+    if body.private is None and body.refuse_failing_checks is None:
+        raise BadRequest("name what to change: private and/or refuse_failing_checks")
     hub, principal = _writer(request)
     with hub.db.write() as session:
-        catalog.set_private(session, principal, owner, name, body.private)
-    return {"owner": owner, "name": name, "private": body.private}
+        if body.private is not None:
+            catalog.set_private(session, principal, owner, name, body.private)
+        if body.refuse_failing_checks is not None:
+            catalog.set_refuse_failing_checks(session, principal, owner, name, body.refuse_failing_checks)
+    return {"owner": owner, "name": name, **body.model_dump(exclude_none=True)}
 
 
 @router.post("/projects/{owner}/{name}/versions/{version}/yank")

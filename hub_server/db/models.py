@@ -19,6 +19,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -109,6 +110,8 @@ class Project(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The shown version's tags as ",a,b," (hub_server.services.card_tags keeps it current).
     card_tags: Mapped[str] = mapped_column(String(1600), default="", server_default="")
+    # The owner's policy: a version failing the Hub's own check (hub_server.worker) is yanked.
+    refuse_failing_checks: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     owner: Mapped[Owner] = relationship()
     releases: Mapped[list[Release]] = relationship(back_populates="project")

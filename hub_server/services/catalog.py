@@ -236,6 +236,11 @@ def set_private(session: Session, principal: Principal, owner: str, name: str, p
     _managed(session, principal, owner, name).private = private
 
 
+def set_refuse_failing_checks(session: Session, principal: Principal, owner: str, name: str, refuse: bool) -> None:
+    """The owner's policy: versions failing the Hub's own check (``services/server_checks.py``) are yanked."""
+    _managed(session, principal, owner, name).refuse_failing_checks = refuse
+
+
 def set_quarantined(session: Session, name: str, quarantined: bool) -> None:
     """Hide a project from every index and page (an operator action, e.g. during a malware review)."""
     project = session.scalar(select(Project).where(Project.normalized == normalize(name)))

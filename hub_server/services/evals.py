@@ -2,8 +2,10 @@
 
 Who may push: anyone with a publish token who can see the project (results from the community
 are welcome), within the token's scope. A result from someone who may publish the project is
-marked as the owner's own; one whose run installed the environment from this very release's
-file (its sha256 in the run's metadata matches) is marked as verified.
+marked as the owner's own. What the run's metadata says it installed (``artifact_verified``: a sha256
+matching one of the release's files) is only the client's word, anyone can read those hashes from
+``/simple/``; a result is vouched for only as **re-scored**: the Hub's worker scored a sample of its
+rollouts again with the environment's own rubric and every reward matched (``services/server_checks.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from hub_server.db.records import EvalResult
 from hub_server.errors import BadRequest, Forbidden, NotFound
 from hub_server.names import check_version, normalize
 from hub_server.services.catalog import project_view
+from hub_server.services.server_checks import CheckView, rescore_checks
 
 MAX_SUMMARY_CHARS = 64 * 1024
 _MAX_METRICS = 100
@@ -62,7 +65,9 @@ class LeaderboardRow:
     pass_at_1: float | None
     submitted_by: str
     by_publisher: bool
-    artifact_verified: bool
+    artifact_verified: bool  # the client's claim only (see the module docstring); never shown as verified
+    rescore: str  # the re-scoring's status ("rescored", "mismatch", "not-rescorable", "queued", ...), "" if none
+    rescore_summary: str
     env_args: dict[str, Any]
     run_date: dt.datetime | None
     created_at: dt.datetime
@@ -140,8 +145,8 @@ def record_eval(session: Session, principal: Principal, name: str, version: str,
     return result
 
 
-def leaderboard_row(result: EvalResult) -> LeaderboardRow:
-    """One result as the leaderboard (and its own page) shows it."""
+def leaderboard_row(result: EvalResult, rescore: CheckView | None = None) -> LeaderboardRow:
+    """One result as the leaderboard (and its own page) shows it, with its re-scoring if it has one."""
     env_args = result.run_metadata.get("env_args")
     pass_1 = result.pass_at_k.get("1")
     return LeaderboardRow(
@@ -150,7 +155,8 @@ def leaderboard_row(result: EvalResult) -> LeaderboardRow:
         rollouts_per_example=result.rollouts_per_example, metrics=dict(result.metrics),
         pass_at_1=float(pass_1) if isinstance(pass_1, (int, float)) else None,
         submitted_by=result.submitted_by.name, by_publisher=result.by_publisher,
-        artifact_verified=result.artifact_verified, env_args=env_args if isinstance(env_args, dict) else {},
+        artifact_verified=result.artifact_verified, rescore=rescore.status if rescore else "",
+        rescore_summary=rescore.summary if rescore else "", env_args=env_args if isinstance(env_args, dict) else {},
         run_date=result.run_date, created_at=result.created_at, summary=result.summary,
     )
 
@@ -164,8 +170,9 @@ def leaderboard(session: Session, principal: Principal | None, name: str, owner:
              .options(selectinload(EvalResult.release), selectinload(EvalResult.submitted_by))
              .order_by(EvalResult.avg_reward.desc(), EvalResult.id))
     wanted = check_version(version) if version is not None else None
-    return [leaderboard_row(r) for r in session.scalars(query)
-            if wanted is None or Version(r.release.version) == wanted]
+    results = [r for r in session.scalars(query) if wanted is None or Version(r.release.version) == wanted]
+    rescores = rescore_checks(session, [r.id for r in results])
+    return [leaderboard_row(r, rescores.get(r.id)) for r in results]
 
 
 def delete_eval(session: Session, principal: Principal, result_id: int) -> None:

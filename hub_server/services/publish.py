@@ -25,7 +25,7 @@ from hub_server.db.models import File, Owner, Project, Release, Token, utcnow
 from hub_server.distributions import DEFAULT_MAX_UNPACKED, CoreMetadata, Filename, parse_filename, read_metadata
 from hub_server.errors import BadRequest, FileExists, Forbidden
 from hub_server.names import check_project_name, check_version
-from hub_server.services import blob_repair, card_tags, release_readme
+from hub_server.services import blob_repair, card_tags, release_readme, server_checks
 from hub_server.services.accounts import get_owner
 from hub_server.storage import Storage, blob_key
 
@@ -210,11 +210,15 @@ def _insert(session: Session, principal: Principal, owner_name: str | None, proj
     token = session.get(Token, principal.token_id)
     if token is not None:
         token.last_used_at = utcnow()
-    session.add(File(
+    file = File(
         release_id=release.id, filename=staged.filename, packagetype=parsed.packagetype, size=staged.size,
         sha256=staged.sha256, blake2_256=staged.blake2_256, requires_python=meta.requires_python,
         metadata_sha256=metadata_sha, uploaded_by_id=principal.user_id,
-    ))
+    )
+    session.add(file)
+    if parsed.packagetype == "bdist_wheel":  # the worker checks it in a sandbox (services/server_checks.py)
+        session.flush()
+        server_checks.enqueue_contract(session, release, file)
     card_tags.refresh(session, project.id)
     return True
 

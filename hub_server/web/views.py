@@ -16,7 +16,7 @@ from hub_server.context import Hub
 from hub_server.errors import NotFound
 from hub_server.eval_command import EvalCommand, eval_command
 from hub_server.install_commands import InstallTarget, owner_index_url, pick_file, pip_text, uv_text
-from hub_server.services import catalog, evals
+from hub_server.services import catalog, evals, server_checks
 from hub_server.services.catalog import FileView, ProjectView, ReleaseView
 from hub_server.services.downloads import DownloadStats, project_downloads
 from hub_server.services.environments import EnvironmentDetails, environment_details, release_ref, sdist_pyproject
@@ -50,6 +50,7 @@ class EnvironmentPage:
     downloads: DownloadStats
     leaderboard: list[evals.LeaderboardRow]
     metric_columns: list[str]
+    check: server_checks.CheckView | None  # the Hub's own check of this version (None: never checked)
 
 
 def install_snippets(hub_url: str, prefix: str, project: ProjectView, version: str,
@@ -101,4 +102,5 @@ def environment_page(session: Session, hub: Hub, principal: Principal | None, ow
         eval_command=eval_command(project.name, details.eval_defaults),
         downloads=project_downloads(session, project.normalized),
         leaderboard=rows, metric_columns=_metric_columns(rows, details),
+        check=server_checks.contract_check(session, ref.id) if ref else None,
     )

@@ -1,0 +1,175 @@
+"""The queue and the record of the checks the Hub runs itself (``hub_server.db.checks``).
+
+The index process only enqueues (a version's first wheel; a pushed result with rollouts) and reads
+outcomes for pages and the JSON API. The worker (``vf-hub worker check``, ``hub_server.worker``) claims
+the oldest queued check, runs it in a sandbox and finishes it. A claim whose worker died (still
+``running`` after ``stale_after_s``) is taken again, up to ``MAX_ATTEMPTS``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from hub_server.db.checks import (
+    CONTRACT,
+    ERROR,
+    FAILED,
+    QUEUED,
+    RESCORE,
+    RUNNING,
+    ServerCheck,
+)
+from hub_server.db.database import Database
+from hub_server.db.models import File, Project, Release, utcnow
+from hub_server.db.records import EvalResult
+from hub_server.services import card_tags
+
+MAX_ATTEMPTS = 3
+POLICY_YANK_REASON = "failed the Hub's own check (the owner's policy refuses failing versions)"
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A check the worker took: what to fetch and run."""
+
+    id: int
+    kind: str
+    project: str  # normalised distribution name: what load_environment is given
+    version: str
+    wheel_sha256: str
+    wheel_filename: str
+    sdist: tuple[str, str] | None  # (sha256, filename) of the release's sdist, for its [tool.verifiers] tables
+    eval_id: int | None
+
+
+@dataclass(frozen=True)
+class CheckView:
+    """A check's outcome as pages and the JSON API show it."""
+
+    kind: str
+    status: str
+    summary: str
+    filename: str
+    queued_at: dt.datetime
+    finished_at: dt.datetime | None
+    report: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON API's form (timestamps as ISO 8601)."""
+        return {"kind": self.kind, "status": self.status, "summary": self.summary, "file": self.filename,
+                "queued_at": self.queued_at.isoformat(),
+                "finished_at": self.finished_at.isoformat() if self.finished_at else None, "report": self.report}
+
+
+def _live_wheel(release: Release) -> File | None:
+    wheels = [f for f in release.files if f.deleted_at is None and f.packagetype == "bdist_wheel"]
+    return min(wheels, key=lambda f: f.id) if wheels else None
+
+
+def enqueue_contract(session: Session, release: Release, wheel: File) -> None:
+    """Queue the contract check of a release's first wheel (later wheels of the same version are not re-checked)."""
+    exists = session.scalar(select(ServerCheck.id).where(ServerCheck.kind == CONTRACT,
+                                                         ServerCheck.release_id == release.id))
+    if exists is None:
+        session.add(ServerCheck(kind=CONTRACT, release_id=release.id, file_id=wheel.id, status=QUEUED, summary="",
+                                attempts=0))
+
+
+def enqueue_rescore(session: Session, result: EvalResult) -> bool:
+    """Queue re-scoring of a pushed result's rollouts with its release's wheel; False if there is no wheel."""
+    wheel = _live_wheel(result.release)
+    if wheel is None:
+        return False
+    session.add(ServerCheck(kind=RESCORE, release_id=result.release_id, file_id=wheel.id, eval_id=result.id,
+                            status=QUEUED, summary="", attempts=0))
+    return True
+
+
+def claim(db: Database, stale_after_s: float) -> Claimed | None:
+    """Take the oldest queued check (or one whose worker died), mark it running, and say what it needs."""
+    stale = utcnow() - dt.timedelta(seconds=stale_after_s)
+    with db.write() as session:
+        check = session.scalar(
+            select(ServerCheck)
+            .where(or_(ServerCheck.status == QUEUED,
+                       (ServerCheck.status == RUNNING) & (ServerCheck.started_at < stale)))
+            .order_by(ServerCheck.id).limit(1))
+        if check is None:
+            return None
+        if check.attempts >= MAX_ATTEMPTS:
+            # its workers kept dying on it (a hang the time limit did not catch, a killed process): give up
+            _set_outcome(check, ERROR, f"the check was started {check.attempts} times and never finished", {})
+            return None
+        check.status, check.started_at, check.attempts = RUNNING, utcnow(), check.attempts + 1
+        wheel = session.get(File, check.file_id)
+        release = session.get(Release, check.release_id)
+        assert wheel is not None and release is not None
+        sdists = [f for f in release.files if f.deleted_at is None and f.packagetype == "sdist"]
+        return Claimed(id=check.id, kind=check.kind, project=release.project.normalized, version=release.version,
+                       wheel_sha256=wheel.sha256, wheel_filename=wheel.filename,
+                       sdist=(sdists[0].sha256, sdists[0].filename) if sdists else None, eval_id=check.eval_id)
+
+
+def _set_outcome(check: ServerCheck, status: str, summary: str, report: dict[str, Any]) -> None:
+    check.status, check.summary, check.report, check.finished_at = status, summary[:500], report, utcnow()
+
+
+def finish(db: Database, check_id: int, status: str, summary: str, report: dict[str, Any]) -> None:
+    """Record a check's outcome; a failed contract check of a project with the policy on yanks its version."""
+    with db.write() as session:
+        check = session.get(ServerCheck, check_id)
+        if check is None:  # its result was withdrawn meanwhile
+            return
+        _set_outcome(check, status, summary, report)
+        if check.kind != CONTRACT or status != FAILED:
+            return
+        release = session.get(Release, check.release_id)
+        assert release is not None
+        project: Project = release.project
+        if project.refuse_failing_checks and not release.yanked:
+            release.yanked, release.yanked_reason = True, POLICY_YANK_REASON
+            card_tags.refresh(session, project.id)
+
+
+def _view(session: Session, check: ServerCheck) -> CheckView:
+    wheel = session.get(File, check.file_id)
+    return CheckView(kind=check.kind, status=check.status, summary=check.summary,
+                     filename=wheel.filename if wheel else "", queued_at=check.queued_at,
+                     finished_at=check.finished_at, report=dict(check.report or {}))
+
+
+def contract_check(session: Session, release_id: int) -> CheckView | None:
+    """The release's contract check (None: uploaded before the Hub checked, or no wheel)."""
+    check = session.scalar(select(ServerCheck).where(ServerCheck.kind == CONTRACT,
+                                                     ServerCheck.release_id == release_id).order_by(ServerCheck.id))
+    return _view(session, check) if check is not None else None
+
+
+def rescore_checks(session: Session, eval_ids: list[int]) -> dict[int, CheckView]:
+    """The latest re-scoring of each of these results (results never queued are absent)."""
+    found: dict[int, CheckView] = {}
+    if not eval_ids:
+        return found
+    query = select(ServerCheck).where(ServerCheck.kind == RESCORE, ServerCheck.eval_id.in_(eval_ids))
+    for check in session.scalars(query.order_by(ServerCheck.id)):
+        assert check.eval_id is not None
+        found[check.eval_id] = _view(session, check)
+    return found
+
+
+def contract_checks(session: Session, normalized: str) -> dict[str, CheckView]:
+    """Each version's contract check, by version, for a project's JSON."""
+    query = (select(ServerCheck, Release.version).join(Release, ServerCheck.release_id == Release.id)
+             .join(Project, Release.project_id == Project.id)
+             .where(Project.normalized == normalized, ServerCheck.kind == CONTRACT).order_by(ServerCheck.id))
+    return {version: _view(session, check) for check, version in session.execute(query)}
+
+
+def refuses_failing(session: Session, normalized: str) -> bool:
+    """Whether the project's owner refuses versions failing the check."""
+    return bool(session.scalar(select(Project.refuse_failing_checks).where(Project.normalized == normalized)))

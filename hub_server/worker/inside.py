@@ -1,0 +1,127 @@
+"""The program a check sandbox runs (``python3 inside.py REQUEST.json``): it is copied into the sandbox as a
+file and never imported by the Hub. It imports the SDK and the uploaded environment, which only ever run
+inside the sandbox; it prints one JSON line, the last line of its output, for the worker to judge.
+
+``{"mode": "contract"}``: load the environment and run a few rollouts against the SDK's scripted
+OpenAI-compatible server, started here on the sandbox's own loopback (the sandbox has no other network).
+``{"mode": "rescore"}``: score the given rollouts again with the environment's own rubric.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import time
+import traceback
+from typing import Any
+
+JUDGE_CLASSES = ("JudgeRubric",)  # rubrics that ask a model: their scores cannot be reproduced here
+TAIL = 4000
+
+
+def _number(value: Any) -> Any:
+    """A reward as JSON can carry it: finite numbers as they are, anything else as its text ("nan")."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) else repr(float(value))
+    return repr(value)
+
+
+def _rubrics(rubric: Any) -> list[Any]:
+    members = getattr(rubric, "rubrics", None)
+    if isinstance(members, list):
+        return [r for member in members for r in _rubrics(member)]
+    return [rubric]
+
+
+def _weight_bounds(rubric: Any) -> list[float] | None:
+    """The reward's range if every reward function scores in [0, 1]: the sums of negative and positive weights."""
+    try:
+        weights = [float(w) for r in _rubrics(rubric) for w in r.get_reward_weights()]
+    except Exception:  # a rubric of its own kind, without the usual API: no range to derive
+        return None
+    return [sum(w for w in weights if w < 0), sum(w for w in weights if w > 0)]
+
+
+def contract(request: dict[str, Any], report: dict[str, Any]) -> None:
+    import openai
+
+    import verifiers as vf
+    from verifiers.testing import ScriptedServer
+
+    report.update(sdk_version=getattr(vf, "__version__", "unknown"), stage="load")
+    start = time.perf_counter()
+    env = vf.load_environment(request["name"])
+    report["load_s"] = round(time.perf_counter() - start, 3)
+    report["weight_bounds"] = _weight_bounds(env.rubric)
+    report["stage"] = "rollouts"
+    start = time.perf_counter()
+    with ScriptedServer(policy="echo", port=0).running() as base_url:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="check", max_retries=0)
+        results = asyncio.run(env.evaluate(client, "scripted", num_examples=request["num_examples"],
+                                           rollouts_per_example=request["rollouts_per_example"]))
+    report["rollouts_s"] = round(time.perf_counter() - start, 3)
+    report["rollouts"] = [{"reward": _number(o.get("reward")), "metrics": sorted((o.get("metrics") or {}).keys()),
+                           "error": str(o["error"])[:TAIL] if o.get("error") else None}
+                          for o in results["outputs"]]
+    report["stage"] = "done"
+
+
+def _message(message: dict[str, Any]) -> dict[str, Any]:
+    """A pushed message back in the OpenAI shape the rubric saw (tool calls were flattened for the Hub)."""
+    shaped: dict[str, Any] = {"role": message.get("role", ""), "content": message.get("content", "")}
+    calls = message.get("tool_calls") or []
+    if calls:
+        shaped["tool_calls"] = [{"id": c.get("id"), "type": "function",
+                                 "function": {"name": c.get("name", ""), "arguments": c.get("arguments", "")}}
+                                for c in calls]
+    if message.get("tool_call_id"):
+        shaped["tool_call_id"] = message["tool_call_id"]
+    return shaped
+
+
+def rescore(request: dict[str, Any], report: dict[str, Any]) -> None:
+    import verifiers as vf
+
+    report.update(sdk_version=getattr(vf, "__version__", "unknown"), stage="load")
+    env = vf.load_environment(request["name"], **request.get("env_args", {}))
+    judges = [type(r).__name__ for r in _rubrics(env.rubric)
+              if any(c.__name__ in JUDGE_CLASSES for c in type(r).__mro__)]
+    if judges:
+        report.update(stage="done", rescorable=False, reason=f"the rubric asks a model ({', '.join(judges)})")
+        return
+    report["stage"] = "scoring"
+    scores: list[dict[str, Any]] = []
+
+    async def score_all() -> None:
+        for group in request["groups"]:
+            states = []
+            for record in group:
+                state = vf.State()
+                state.update(prompt=[_message(m) for m in record["prompt"]],
+                             completion=[_message(m) for m in record["completion"]],
+                             answer=record.get("answer", ""), task="default", info={}, trajectory=[])
+                states.append(state)
+            await env.score_group(states)
+            scores.extend({"position": record["position"], "reward": _number(state.get("reward"))}
+                          for record, state in zip(group, states))
+
+    asyncio.run(score_all())
+    report.update(stage="done", rescorable=True, scores=scores)
+
+
+def main() -> None:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        request = json.load(handle)
+    run = contract if request["mode"] == "contract" else rescore
+    report: dict[str, Any] = {"stage": "import"}
+    try:
+        run(request, report)
+    except BaseException as error:  # the environment's own failure is the finding; report it and where
+        report.update(error=f"{type(error).__name__}: {error}"[:TAIL], traceback=traceback.format_exc()[-TAIL:])
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
