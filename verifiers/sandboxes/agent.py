@@ -33,6 +33,7 @@ import sys
 import time
 
 GRACE_S = 0.05  # after the shell exits, how long to wait for its output to drain
+ORPHAN_REAP_S = 0.5  # as pid 1, how often to wait for orphans that exited
 READ_CHUNK = 65536
 
 
@@ -121,6 +122,7 @@ class Job:
         self.agent, self.loop, self.id = agent, agent.loop, request_id
         self.started = time.monotonic()
         self.pid, pipes = spawn([agent.shell, "-c", command], env, cwd, capture=True)
+        agent.children.add(self.pid)
         prefer_to_kill(self.pid)
         self.streams = [Stream(self, fd, agent.max_output) for fd in pipes]
         self.exited = self.timed_out = self.done = False
@@ -133,6 +135,7 @@ class Job:
         if self.exited:
             return
         self.exited = True
+        self.agent.children.discard(self.pid)
         self.returncode = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         Loop.cancel(self.timer)
         if not self.maybe_finish():
@@ -243,11 +246,14 @@ class Agent:
         self.base_env = dict(config.get("env", {}))
         self.default_cwd = config.get("cwd", "/workspace")
         self.own_pid_namespace = config.get("own_pid_namespace") is True
+        self.children: set = set()  # pids this agent spawned and waits for itself
 
     def serve(self) -> None:
         os.set_blocking(0, False)
         self.loop.watch(0, self.on_stdin)
         self.reply({"ready": True, "pid": os.getpid()})
+        if os.getpid() == 1:
+            self.reap_orphans()
         while True:
             self.loop.run_once()
 
@@ -293,11 +299,14 @@ class Agent:
         """Kill every process of the sandbox except this one (the sandbox's init is spared by the kernel).
 
         ``kill(-1)`` reaches every process the caller may signal in its pid
-        namespace, so it runs only when the agent is certainly the first child
-        of a fresh one: pid 2 under pid 1, and the host said so. Anywhere else
-        (the unisolated mode, a test on the host) it would kill the host's processes.
+        namespace, so it runs only when the host said the namespace is the
+        sandbox's own and the agent is certainly at its top: pid 2 under pid 1
+        (bubblewrap's init), or pid 1 itself (gVisor's container process, whose
+        kill(-1) spares only itself). Anywhere else (the unisolated mode, a test
+        on the host) it would kill the host's processes.
         """
-        if not (self.own_pid_namespace and os.getpid() == 2 and os.getppid() == 1):
+        at_top = os.getpid() == 1 or (os.getpid() == 2 and os.getppid() == 1)
+        if not (self.own_pid_namespace and at_top):
             return
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:  # repeat: a fork bomb forks between the kernel's visits
@@ -308,6 +317,16 @@ class Agent:
             if not others_alive():
                 return
             time.sleep(0.002)
+
+    def reap_orphans(self) -> None:
+        """As pid 1 (under gVisor) orphans become the agent's children: wait for the exited ones that are
+        not its own commands (those are waited for by ``on_exit``), so no zombie piles up."""
+        for pid in orphaned_zombies(self.children):
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        self.loop.later(ORPHAN_REAP_S, self.reap_orphans)
 
     def reply(self, message: dict) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -323,6 +342,22 @@ def prefer_to_kill(pid: int) -> None:
             handle.write("1000")
     except OSError:  # it already exited
         pass
+
+
+def orphaned_zombies(own: set) -> list:
+    """Exited processes whose parent is this agent (pid 1) and that it did not start itself."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in own or int(name) == 1:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == b"Z" and fields[1] == b"1":
+            found.append(int(name))
+    return found
 
 
 def others_alive() -> bool:
@@ -350,7 +385,8 @@ def apply_limits(limits: dict) -> None:
 def start_background(agent: Agent, command: str) -> None:
     """The sandbox's start command: detached, its output discarded, reaped when it ends."""
     pid, _ = spawn(["/bin/sh", "-c", command], agent.base_env, agent.default_cwd, capture=False)
-    on_exit(agent.loop, pid, lambda status: None)
+    agent.children.add(pid)
+    on_exit(agent.loop, pid, lambda status: agent.children.discard(pid))
 
 
 def main() -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from verifiers.sandboxes import LocalBackend, LocalBackendConfig
 from verifiers.sandboxes.kube import Executor, ExecutorServer, FakeKubeApi, KubernetesBackend, pod_token
 
+BOTH_TIERS = ("bubblewrap", "gvisor")  # a test module's TIERS: run it on both isolation tiers (conftest.py)
+
 
 def leftovers(root: Path) -> list[str]:
     """Slot directories under ``root`` (each is a sandbox not yet removed)."""

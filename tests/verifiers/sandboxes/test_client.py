@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from sandbox_fleets import BOTH_TIERS
 
 from verifiers.errors import SandboxError
 from verifiers.sandboxes import (
@@ -25,6 +26,7 @@ from verifiers.sandboxes import (
     SandboxUnavailableError,
 )
 
+TIERS = BOTH_TIERS  # every test here runs on the bubblewrap and the gVisor tier
 DEFAULTS = LocalBackendConfig()  # what both backends' sandboxes run with in these tests
 
 

@@ -20,6 +20,7 @@ import time
 import uuid
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from verifiers.sandboxes.errors import (
     SandboxTimeoutError,
     SandboxUnavailableError,
 )
-from verifiers.sandboxes.local import image, slots
+from verifiers.sandboxes.local import gvisor, image, slots
 from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.pool import WarmPool
 from verifiers.sandboxes.local.probe import Capabilities, probe
@@ -109,7 +110,7 @@ class LocalBackend(SandboxBackend):
         key = self.config.model_dump_json()
         caps = _PROBED.get(key) or probe(self.config, agent_file)
         _PROBED[key] = caps
-        slots.reap(root, FILES_DIR, caps.cgroups)
+        slots.reap(root, FILES_DIR, caps.cgroups, _runsc_reaper(self.config, caps))
         return HostContext(self.config, caps, agent_file)
 
     @staticmethod
@@ -133,7 +134,7 @@ class LocalBackend(SandboxBackend):
         if request.image_dir is not None:
             image.check(request.image_dir)
         await self.start()
-        if request.image_dir is not None and self.capabilities is not None and self.capabilities.mode != "bwrap":
+        if request.image_dir is not None and self.capabilities is not None and self.capabilities.mode == "none":
             raise SandboxUnavailableError("image_dir needs bubblewrap: without isolation there is no /image to "
                                           "mount it on")
         if idempotency_key is not None and idempotency_key in self._by_key:
@@ -316,6 +317,18 @@ class LocalBackend(SandboxBackend):
         self._ended[sandbox_id] = sandbox.record
         while len(self._ended) > _KEEP_ENDED:
             self._ended.popitem(last=False)
+
+
+def _runsc_reaper(config: LocalBackendConfig, caps: Capabilities) -> Callable[[slots.Slot], None] | None:
+    """For the gVisor tier: drop runsc's record of a dead owner's container before its slot goes."""
+    if caps.mode != "gvisor":
+        return None
+    state = config.root_dir / gvisor.STATE_DIR
+
+    def reap(slot: slots.Slot) -> None:
+        gvisor.remove_container(caps.runsc or "runsc", state, gvisor.container_id(config.root_dir, slot.number))
+
+    return reap
 
 
 def _time_creation(sandbox: LocalSandbox, called: float) -> None:

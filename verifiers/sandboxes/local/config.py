@@ -37,6 +37,15 @@ class LocalBackendConfig(BaseModel):
             "environment and NO isolation - for trusted code only; must be asked for and is logged as unsafe."
         ),
     )
+    tier: Literal["bubblewrap", "gvisor"] = Field(
+        "bubblewrap",
+        description=(
+            "The isolation tier. bubblewrap: namespaces, cgroups and seccomp on the host kernel (fast: the "
+            "default). gvisor: each sandbox runs under gVisor's user-space kernel (`runsc`, as root; "
+            "`scripts/setup_sandbox.sh` installs it), a boundary of its own for untrusted, multi-tenant code, "
+            "at a higher start and exec cost (docs/sandboxes.md)."
+        ),
+    )
     root_dir: Path = Field(
         default_factory=default_root_dir,
         description="Where sandbox directories live on the host (every parent must be world-searchable).")

@@ -98,10 +98,15 @@ def launcher_args(plan: LaunchPlan, command: list[str]) -> list[str]:
     if plan.host_uid is not None and plan.setpriv:
         uid = str(plan.host_uid)
         argv = [plan.setpriv, "--reuid", uid, "--regid", uid, "--clear-groups", "--", *argv]
-    if plan.cgroup_procs:
-        joins = " && ".join(f"echo $$ > {shlex.quote(str(p))}" for p in plan.cgroup_procs)
-        argv = ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
-    return argv
+    return in_cgroups(plan.cgroup_procs, argv)
+
+
+def in_cgroups(procs_files: list[Path], argv: list[str]) -> list[str]:
+    """``argv`` run by an ``sh`` that first joins the cgroups (as root), so its first fork is inside them."""
+    if not procs_files:
+        return argv
+    joins = " && ".join(f"echo $$ > {shlex.quote(str(p))}" for p in procs_files)
+    return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
 
 
 def seccomp_memfd(program: bytes) -> int:
@@ -112,16 +117,16 @@ def seccomp_memfd(program: bytes) -> int:
     return fd
 
 
-def etc_files() -> dict[str, str]:
-    """The sandbox's /etc/passwd, group and hosts: one user, its own name for localhost."""
+def etc_files(uid: int = SANDBOX_UID) -> dict[str, str]:
+    """The sandbox's /etc/passwd, group and hosts: one user (``uid`` inside), its own name for localhost."""
     return {
         "passwd": "root:x:0:0:root:/:/usr/sbin/nologin\n"
-                  f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/workspace:/bin/bash\n"
+                  f"sandbox:x:{uid}:{uid}:sandbox:/workspace:/bin/bash\n"
                   "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-        "group": f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n",
+        "group": f"root:x:0:\nsandbox:x:{uid}:\nnogroup:x:65534:\n",
         "hosts": "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n",
     }
 
 
-__all__ = ["LaunchPlan", "bwrap_args", "launcher_args", "agent_command", "etc_files", "seccomp_memfd",
+__all__ = ["LaunchPlan", "bwrap_args", "launcher_args", "in_cgroups", "agent_command", "etc_files", "seccomp_memfd",
            "SANDBOX_UID", "AGENT_PATH", "SANDBOX_PATH"]

@@ -35,8 +35,9 @@ SETUP_HINT = "install bubblewrap (`bash scripts/setup_sandbox.sh`, i.e. apt-get 
 class Capabilities:
     """The isolation the local backend will use."""
 
-    mode: str  # "bwrap" or "none"
+    mode: str  # "bwrap", "gvisor" or "none"
     bwrap: str | None = None
+    runsc: str | None = None  # the gVisor tier's runsc
     disable_userns: bool = False
     setpriv: str | None = None  # set when each sandbox gets its own host uid
     tmpfs: bool = False
@@ -47,12 +48,16 @@ class Capabilities:
 
     @property
     def per_sandbox_uid(self) -> bool:
-        return self.setpriv is not None
+        return self.setpriv is not None or self.mode == "gvisor"  # runsc runs its guest as the slot's uid
 
     def summary(self) -> str:
         if self.mode == "none":
             return "NO ISOLATION (isolation='none'): commands run as plain host processes"
         cg = f"cgroup {self.cgroups.version} ({','.join(self.cgroups.controllers)})" if self.cgroups else "no cgroups"
+        if self.mode == "gvisor":
+            return ", ".join([f"gVisor ({self.runsc}, ptrace platform)", "own host uid per sandbox",
+                              "ext4 image disk" if self.disk else "tmpfs workdir" if self.tmpfs else "plain workdir",
+                              cg])
         return ", ".join([
             f"bubblewrap ({self.bwrap})",
             "own host uid per sandbox" if self.per_sandbox_uid else "caller's uid",
@@ -132,6 +137,10 @@ def probe(config: LocalBackendConfig, agent_file: Path) -> Capabilities:
                                                 "everything the calling user can"])
         logger.error("local sandboxes run WITHOUT ISOLATION (isolation='none'): only for trusted code")
         return caps
+    if config.tier == "gvisor":
+        from verifiers.sandboxes.local.probe_gvisor import probe_gvisor  # it builds on this module
+
+        return probe_gvisor(config, agent_file)
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailableError(f"bubblewrap (bwrap) is not installed: {SETUP_HINT}, "
@@ -144,18 +153,28 @@ def probe(config: LocalBackendConfig, agent_file: Path) -> Capabilities:
     caps.setpriv = shutil.which("setpriv") if root else None
     if caps.setpriv:
         check_searchable(config.root_dir)
+    probe_host(caps, config, root)
+    caps.seccomp_filter = build_filter() if config.seccomp else None
+    _smoke_test(caps, config, agent_file)
+    _note_gaps(caps, config, root)
+    log_choice(caps)
+    return caps
+
+
+def probe_host(caps: Capabilities, config: LocalBackendConfig, root: bool) -> None:
+    """What either tier takes from the host: a tmpfs, a loop-mounted disk image (both as root), cgroups."""
     caps.tmpfs = root and _try_tmpfs(config.root_dir)
     caps.disk = root and _try_disk(config.root_dir)
     caps.cgroups = detect_cgroups(cgroup_parent_name(config.root_dir)) if config.cgroups else None
     if caps.cgroups is not None:
         caps.cgroups.weight_per_sandbox = config.cpu_weight == "per_sandbox"
-    caps.seccomp_filter = build_filter() if config.seccomp else None
-    _smoke_test(caps, config, agent_file)
-    _note_gaps(caps, config, root)
+
+
+def log_choice(caps: Capabilities) -> None:
+    """Log what the backend chose, and each gap as a warning."""
     logger.info("local sandboxes: %s", caps.summary())
     for gap in caps.gaps:
         logger.warning("local sandboxes: %s", gap)
-    return caps
 
 
 def _smoke_test(caps: Capabilities, config: LocalBackendConfig, agent_file: Path) -> None:

@@ -20,15 +20,17 @@ from verifiers.sandboxes.errors import (
     SandboxNotRunningError,
     SandboxOOMError,
 )
-from verifiers.sandboxes.local import files, image, slots
+from verifiers.sandboxes.local import files, gvisor, image, slots
 from verifiers.sandboxes.local.cgroups import Limits, SandboxCgroup
 from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.disk import IMAGE_NAME, mount_disk
 from verifiers.sandboxes.local.launcher import (
     SANDBOX_PATH,
+    SANDBOX_UID,
     LaunchPlan,
     agent_command,
     etc_files,
+    in_cgroups,
     launcher_args,
     seccomp_memfd,
 )
@@ -80,7 +82,17 @@ class LocalSandbox:
 
     @property
     def isolated(self) -> bool:
-        return self.host.caps.mode == "bwrap"
+        return self.host.caps.mode in ("bwrap", "gvisor")
+
+    @property
+    def gvisor(self) -> bool:
+        return self.host.caps.mode == "gvisor"
+
+    @property
+    def container(self) -> str:
+        """runsc's name for this sandbox's container (the gVisor tier)."""
+        assert self.slot is not None
+        return gvisor.container_id(self.host.config.root_dir, self.slot.number)
 
     def areas(self) -> dict[str, str]:
         """Sandbox path prefix → host directory, for file transfer."""
@@ -133,12 +145,20 @@ class LocalSandbox:
                 os.chown(path, *owner)
         etc = self.slot.path / "etc"
         etc.mkdir()
-        for name, text in etc_files().items():
+        for name, text in etc_files(self.host_uid if self.gvisor and self.host_uid else SANDBOX_UID).items():
             (etc / name).write_text(text)
             (etc / name).chmod(0o644)
         if caps.cgroups is not None:
-            limits = Limits(int(self.request.memory_gb * _GIB), self.request.max_processes, self.request.cpu_cores)
-            self.cgroup = caps.cgroups.create(self.slot.cgroup_name, limits)
+            self.cgroup = caps.cgroups.create(self.slot.cgroup_name, self._host_limits())
+
+    def _host_limits(self) -> Limits:
+        """The cgroup's limits. Under gVisor the cgroup holds the Sentry, whose own memory and host tasks
+        (threads, ptrace stubs) come on top: max_processes is then held inside, by RLIMIT_NPROC."""
+        memory, processes = int(self.request.memory_gb * _GIB), self.request.max_processes
+        if self.gvisor:
+            memory += gvisor.SENTRY_MEMORY_BYTES
+            processes = gvisor.SENTRY_BASE_TASKS + gvisor.SENTRY_TASKS_PER_PROCESS * processes
+        return Limits(memory, processes, self.request.cpu_cores)
 
     def _agent_config(self) -> dict[str, object]:
         caps, request = self.host.caps, self.request
@@ -147,9 +167,9 @@ class LocalSandbox:
                **request.environment_vars, **request.secrets}
         rlimits: dict[str, int] = {"CORE": 0, "FSIZE": int(request.disk_size_gb * _GIB)}
         controllers = caps.cgroups.controllers if caps.cgroups else ()
-        if "memory" not in controllers:
+        if "memory" not in controllers or self.gvisor:  # gVisor: past the cgroup the Sentry dies, not a command
             rlimits["AS"] = max(int(request.memory_gb * _GIB), 256 << 20)
-        if "pids" not in controllers and self.host_uid is not None:
+        if ("pids" not in controllers or self.gvisor) and self.host_uid is not None:
             rlimits["NPROC"] = request.max_processes
         return {"env": env, "rlimits": rlimits, "max_output": self.host.config.max_output_bytes,
                 "cwd": workspace, "own_pid_namespace": self.isolated, "start_command": request.start_command}
@@ -173,9 +193,11 @@ class LocalSandbox:
             cgroup_procs=self.cgroup.procs_files if self.cgroup is not None else [],
             image=self._image_on_host(),
         )
-        seccomp_fd = seccomp_memfd(caps.seccomp_filter) if self.isolated and caps.seccomp_filter else None
+        seccomp_fd = seccomp_memfd(caps.seccomp_filter) if caps.mode == "bwrap" and caps.seccomp_filter else None
         plan.seccomp_fd = seccomp_fd
-        if self.isolated:
+        if self.gvisor:
+            argv = self._runsc_argv(plan, agent_command(plan, agent_json))
+        elif self.isolated:
             argv = launcher_args(plan, agent_command(plan, agent_json))
         else:
             argv = [config.python, "-I", "-S", str(self.host.agent_file), agent_json]
@@ -192,6 +214,15 @@ class LocalSandbox:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
         self.link = AgentLink(self.process)
+
+    def _runsc_argv(self, plan: LaunchPlan, command: list[str]) -> list[str]:
+        """Write this sandbox's OCI bundle into its slot; the argv that joins its cgroups and runs it."""
+        assert self.slot is not None and self.host_uid is not None
+        bundle = self.slot.path / gvisor.BUNDLE_DIR
+        gvisor.write_bundle(bundle, gvisor.oci_spec(plan, command, self.host_uid))
+        state = self.host.config.root_dir / gvisor.STATE_DIR
+        runsc = gvisor.runsc_args(self.host.caps.runsc or "runsc", state, bundle, self.container, plan.network)
+        return in_cgroups(plan.cgroup_procs, runsc)
 
     # -- use ----------------------------------------------------------------------------------
 
@@ -303,7 +334,11 @@ class LocalSandbox:
     def _stop_process(self, graceful_s: float) -> None:
         process = self.process
         assert process is not None
-        if self.isolated:
+        if self.gvisor:  # runsc kills the guest's kernel; its own `run` then exits
+            gvisor.remove_container(self.host.caps.runsc or "runsc", self.host.config.root_dir / gvisor.STATE_DIR,
+                                    self.container)
+            graceful_s = 5.0
+        elif self.isolated:
             # Kill the pid namespace's init (bwrap's child): the kernel kills the whole namespace and bwrap
             # reaps it. Ending it any other way lets bwrap exit first and leave that init a zombie of pid 1.
             for child in _children(process.pid):

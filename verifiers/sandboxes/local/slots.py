@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,8 +101,10 @@ def _is_stale(path: Path) -> bool:
     return not _owner_alive(owner)
 
 
-def reap(root: Path, files_name: str, cgroups: CgroupDriver | None) -> int:
-    """Remove every slot (and cgroup) under ``root`` whose owner is dead; returns how many slots."""
+def reap(root: Path, files_name: str, cgroups: CgroupDriver | None,
+         before_release: Callable[[Slot], None] | None = None) -> int:
+    """Remove every slot (and cgroup) under ``root`` whose owner is dead; returns how many slots.
+    ``before_release`` ends what a slot runs outside its cgroup's reach (the gVisor tier's runsc records)."""
     reaped = 0
     live: set[str] = set()
     for path in sorted(root.iterdir()) if root.exists() else []:
@@ -110,7 +113,10 @@ def reap(root: Path, files_name: str, cgroups: CgroupDriver | None) -> int:
         if not _is_stale(path):
             live.add(f"s{path.name}")
             continue
-        release(Slot(int(path.name), path), path / files_name, cgroups)
+        slot = Slot(int(path.name), path)
+        if before_release is not None:
+            before_release(slot)
+        release(slot, path / files_name, cgroups)
         reaped += 1
     for name in cgroups.names() if cgroups is not None else []:
         if name not in live and not (root / name[1:]).exists():

@@ -7,12 +7,13 @@ import os
 import resource
 import subprocess
 import time
-from pathlib import Path
 
+from sandbox_fleets import BOTH_TIERS
 from sandbox_hostcheck import processes_of_uid, run_python, slot_of
 
 from verifiers.sandboxes import AsyncSandboxClient, SandboxOOMError, SandboxStatus
 
+TIERS = BOTH_TIERS  # every test here runs on the bubblewrap and the gVisor tier
 
 async def _host_latency_during(task: asyncio.Task, probes: int = 20) -> float:
     """The slowest host ``true`` while ``task`` runs."""
@@ -27,10 +28,9 @@ async def _host_latency_during(task: asyncio.Task, probes: int = 20) -> float:
     return worst
 
 
-async def test_fork_bombs_are_capped_and_leave_nothing(client: AsyncSandboxClient, make_sandbox,
-                                                       sandbox_root: Path) -> None:
+async def test_fork_bombs_are_capped_and_leave_nothing(client: AsyncSandboxClient, make_sandbox, backend) -> None:
     box = await make_sandbox(max_processes=64)
-    uid = (slot_of(sandbox_root, box) / "files" / "workspace").stat().st_uid
+    uid = (slot_of(backend.config.root_dir, box) / "files" / "workspace").stat().st_uid
     # the shell returns at once; the bomb goes on in the background
     await client.execute_command(box, ":(){ :|:& };:", timeout=4, raise_on_timeout=False)
     raging = asyncio.create_task(asyncio.sleep(2.5))
@@ -98,8 +98,8 @@ async def test_cpu_share_is_enforced(client: AsyncSandboxClient, make_sandbox, b
         assert cpu_seconds < 1.0, f"{cpu_seconds:.2f} CPU s in 2 wall s at a quarter core"
 
 
-async def test_disk_is_capped_and_the_host_disk_untouched(client: AsyncSandboxClient, make_sandbox,
-                                                          sandbox_root: Path) -> None:
+async def test_disk_is_capped_and_the_host_disk_untouched(client: AsyncSandboxClient, make_sandbox, backend) -> None:
+    sandbox_root = backend.config.root_dir
     before = os.statvfs(sandbox_root)
     box = await make_sandbox(disk_size_gb=0.01)
     big = await client.execute_command(box, "head -c 200000000 /dev/zero > big; echo rc=$?", timeout=30)
