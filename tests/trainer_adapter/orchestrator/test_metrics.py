@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -30,17 +30,21 @@ async def _trainer(root: Path, steps: int) -> None:
         (root / "weights" / f"step_{step + 1}").mkdir(parents=True)
 
 
-def _policy():
-    """The first request fails (400: not retried, its rollouts fail); then every third group echoes (uniform
-    rewards, rejected) and the others are half right."""
-    counter = itertools.count()
+def drop_and_reject_policy():
+    """Per prompt, in the order prompts first arrive: the first is always echoed (a uniform group: rejected),
+    the second's first request fails (400, not retried: its group comes back one rollout short), and every
+    prompt after alternates echo and reverse (rewards differ: the group trains). Keyed by prompt, not by
+    arrival, since the rollouts of groups in flight together interleave."""
+    order: dict[str, int] = {}
+    seen: Counter[str] = Counter()
 
     def policy(request):
-        n = next(counter)
-        if n == 0:
-            return Reply(content="scripted refusal", status=400)
         text = request.messages[-1]["content"]
-        return text if (n // 4) % 3 == 0 or n % 2 else text[::-1]
+        rank = order.setdefault(text, len(order))
+        seen[text] += 1
+        if rank == 1 and seen[text] == 1:
+            return Reply(content="scripted refusal", status=400)
+        return text if rank == 0 or seen[text] % 2 else text[::-1]
 
     return policy
 
@@ -50,7 +54,7 @@ async def test_counters_and_histograms_match_the_runs_jsonl(tmp_path: Path, serv
     env = vf.load_environment("reverse-text", num_train_examples=40, num_eval_examples=0)
     config = OrchestratorConfig(batch_size=8, rollouts_per_example=4, max_inflight_groups=2, max_tokens=32,
                                 weights_poll_s=0.02, max_async_level=1, coalesce_requests=False)
-    orchestrator = Orchestrator(config, env, [client_for(serve(_policy()))], [Updater()], tmp_path,
+    orchestrator = Orchestrator(config, env, [client_for(serve(drop_and_reject_policy()))], [Updater()], tmp_path,
                                 metrics=OrchestratorMetrics(registry))
     trainer = asyncio.create_task(_trainer(tmp_path, 3))
     await asyncio.wait_for(orchestrator.run(3), timeout=120)
@@ -70,10 +74,11 @@ async def test_counters_and_histograms_match_the_runs_jsonl(tmp_path: Path, serv
     assert value("vf_orchestrator_off_policy_steps_count") == 3 * 2  # two groups a batch
     assert value("vf_orchestrator_off_policy_steps_sum") == sum(2 * x["off_policy_mean"] for x in lines)
     failed = value("vf_orchestrator_dropped_rollouts_total", reason="failed")
-    assert failed == last["failed_rollouts"] >= 1
+    assert failed == last["failed_rollouts"] == 1
+    assert value("vf_orchestrator_dropped_rollouts_total", reason="incomplete") == 3 * last["incomplete_groups"] == 3
     rejected = value("vf_orchestrator_rejected_rollouts_total", reason="uniform")
-    assert rejected == 4 * last["filtered/uniform"] > 0
-    kept = value("vf_orchestrator_rollouts_total") - failed - rejected
+    assert rejected == 4 * last["filtered/uniform"] >= 4
+    kept = value("vf_orchestrator_rollouts_total") - failed - 3 - rejected
     assert kept >= 3 * 8  # every batch's rollouts came back (and perhaps some that still wait in the buffer)
     assert sum(value("vf_orchestrator_dropped_rollouts_total", reason=r) for r in ("stale", "cancelled")) == 4 * (
         last.get("stale_groups", 0) + last.get("cancelled_groups", 0))
