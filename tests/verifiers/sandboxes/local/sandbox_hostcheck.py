@@ -49,14 +49,15 @@ def loop_devices_under(root: Path) -> list[str]:
     return found
 
 
-def sandbox_cgroups(root: Path) -> list[Path]:
-    """Every per-sandbox cgroup of ``root``'s sandboxes (v1 pids and memory hierarchies, or v2).
+def sandbox_cgroups(root: Path, *v1_controllers: str) -> list[Path]:
+    """Every per-sandbox cgroup of ``root``'s sandboxes (v1 pids and memory hierarchies, or the ones named, or v2).
 
     Only this root's: another test run on the machine has sandboxes of its own.
     """
     parent = cgroup_parent_name(root)
     found: list[Path] = []
-    for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")):
+    v1 = [Path("/sys/fs/cgroup") / name for name in v1_controllers or ("pids", "memory")]
+    for base in (*v1, Path("/sys/fs/cgroup")):
         found += [p for p in base.rglob(f"{parent}/s*") if p.is_dir()] if base.exists() else []
     return found
 
