@@ -61,6 +61,7 @@ from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.train.launch import default_threads, free_port, rank_environment, torchrun_command
 from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.rl import RLTrainerConfig
+from verifiers.errors import UsageError
 from verifiers.metrics_server import MetricsConfig, serve_configured
 
 T = TypeVar("T")
@@ -262,7 +263,10 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         check_model_folder(config.model.path)  # so does a bad model.path (a resumed run starts from base/)
     with ExitStack() as stack:
         stack.callback(lock_run_folder(root).close)  # held until this process ends, however it ends
-        endpoint = serve_configured(config.orchestrator.metrics)  # a taken port fails here, before anything starts
+        try:  # a taken port fails here, before anything starts
+            endpoint = serve_configured(config.orchestrator.metrics)
+        except UsageError as e:
+            raise TrainerConfigError(f"orchestrator.metrics.port: {e}") from None
         if endpoint is not None:
             stack.callback(endpoint.close)
         if point is None:

@@ -20,6 +20,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ from trainer_adapter.inference.testing_model import save_tiny_model
 from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, trainer_config, while_running
+from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, run_rl, trainer_config, while_running
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.launch import free_port
 from trainer_adapter.train.sft import SFTConfig, run_sft
@@ -401,6 +402,19 @@ def test_one_env_or_a_weighted_list(tmp_path: Path) -> None:
 def test_bad_run_configs_are_rejected(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(TrainerConfigError, match=message):
         _config(tmp_path, text)
+
+
+def test_a_taken_orchestrator_metrics_port_fails_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = _config(tmp_path, f'output_dir = "{tmp_path / "run"}"\n[env]\nid = "arithmetic"\n'
+                                   f'[orchestrator.metrics]\nport = {port}\n[inference]\nurls = ["http://127.0.0.1:9/v1"]\n')
+        with pytest.raises(TrainerConfigError, match=f"orchestrator.metrics.port: cannot serve metrics on "
+                                                     f"127.0.0.1:{port}: .*in use"):
+            run_rl(config)
+    assert not (config.output_dir / "trainer.log").exists()  # no trainer, no server was started
 
 
 def test_the_trainer_gets_its_metrics_port_and_the_orchestrator_keeps_its_own(tmp_path: Path) -> None:
