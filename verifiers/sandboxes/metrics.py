@@ -1,8 +1,8 @@
 """The sandboxes' Prometheus metrics: live sandboxes, warm pools, create and exec latency, OOM kills.
 
-The local backend records them in the process that runs it (vf-eval, the orchestrator, a Kubernetes
-executor pod), on that process's registry, so they appear on whatever endpoint the process serves
-(:mod:`verifiers.metrics_server`; the orchestrator's ``orchestrator.metrics.port``). Live sandboxes
+The local backend records them in the process that runs it, on that process's registry, so they appear on
+whatever endpoint the process serves (:mod:`verifiers.metrics_server`; in training the orchestrator's
+``orchestrator.metrics.port``, since environments run there). Live sandboxes
 and pool sizes are read from the backends when Prometheus scrapes, so they can never drift from the
 truth. Every label value is one of a fixed few, never a sandbox id or name. Without the
 ``prometheus-client`` package (the ``metrics`` extra) nothing is recorded and sandboxes work as before.

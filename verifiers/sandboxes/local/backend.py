@@ -226,7 +226,8 @@ class LocalBackend(SandboxBackend):
         try:
             with sandbox.in_use():
                 await sandbox.wait_ready()  # the exec latency is the command's, not the start's
-                started, outcome = time.perf_counter(), "error"
+                started = time.perf_counter()
+                outcome: ExecOutcome = "error"
                 try:
                     response = await sandbox.execute(command, timeout, working_dir, env)
                     outcome = _outcome(response)
