@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any
 
+from swe.image import instance_image
 from swe.instances import read_instances
 from swe.sandbox_repo import apply_patch, prepare_repository, run_instance_tests
 from verifiers.errors import SandboxError
@@ -23,11 +24,16 @@ _TEST_TIMEOUT_S = 120.0
 
 async def validate_instance(client: AsyncSandboxClient, instance: dict[str, Any]) -> str | None:
     """None when the instance holds up, else why not."""
+    try:
+        image_dir = await asyncio.to_thread(instance_image, instance)
+    except SandboxError as error:
+        return f"sandbox error: {error!r}"
     sandbox = await client.create(CreateSandboxRequest(name="swe-validate", docker_image="python:3.11-slim",
-                                                       memory_gb=1, disk_size_gb=0.5, timeout_minutes=10))
+                                                       memory_gb=1, disk_size_gb=0.5, timeout_minutes=10,
+                                                       image_dir=image_dir))
     try:
         await client.wait_for_creation(sandbox.id)
-        await prepare_repository(client, sandbox.id, instance)
+        await prepare_repository(client, sandbox.id)
         before = await run_instance_tests(client, sandbox.id, instance, _TEST_TIMEOUT_S)
         if any(before.fail_to_pass):
             return "a FAIL_TO_PASS test passes on the buggy code"

@@ -20,10 +20,12 @@ from typing import Any
 from datasets import Dataset
 
 import verifiers as vf
+from swe.image import instance_image
 from swe.instances import read_instances
 from swe.sandbox_repo import PYTEST_DIR, REPO, prepare_repository, run_instance_tests
 from verifiers.envs.sandbox_env import SandboxEnv, SandboxState
 from verifiers.errors import SandboxError, UsageError
+from verifiers.sandboxes import CreateSandboxRequest
 from verifiers.sandboxes.errors import SandboxFileNotFoundError, SandboxFileTooLargeError, SandboxPathError
 
 SYSTEM_PROMPT = (
@@ -75,15 +77,21 @@ class SweEnv(SandboxEnv):
 
     async def setup_state(self, state: vf.State, **kwargs: Any) -> vf.State:
         """Start putting the repository in place while the model writes its first turn."""
+        # The image is built once per instance and process (milliseconds); a failure is a SandboxError.
+        state["swe_image"] = await asyncio.to_thread(instance_image, state["info"])
         state = await super().setup_state(state, **kwargs)
         state["working_dir"] = REPO
         state["swe"] = {}
         self._repos[state["sandbox_id"]] = asyncio.ensure_future(self._prepare(state))
         return state
 
+    def get_sandbox_request(self, state: vf.State) -> CreateSandboxRequest:
+        """The configured sandbox, with the instance's image at ``/image``."""
+        return super().get_sandbox_request(state).model_copy(update={"image_dir": state["swe_image"]})
+
     async def _prepare(self, state: vf.State) -> None:
         await self.wait_for_sandbox(state["sandbox_id"], state["sandbox_state"])
-        await prepare_repository(self.sandbox_client, state["sandbox_id"], state["info"])
+        await prepare_repository(self.sandbox_client, state["sandbox_id"])
 
     async def repository_ready(self, sandbox_id: str) -> None:
         """Wait for the repository (raises the setup's SandboxError, which ends the rollout as an error)."""

@@ -2,8 +2,9 @@
 
 The local sandbox runs the host's ``/usr/bin/python3``, which has no pytest. The environment depends on
 pytest, so the installed copy is here; its pure-Python modules (pytest and what it imports at run time) are
-packed once into a tar archive that each rollout extracts into a directory on the sandbox's ``PYTHONPATH``.
-No ``.dist-info`` goes with them, so no third-party pytest plugin is loaded in the sandbox.
+packed once into a tar archive, unpacked into each instance's image (:mod:`swe.image`), which is on the
+sandbox's ``PYTHONPATH``, and by the dataset build. No ``.dist-info`` goes with them, so no third-party
+pytest plugin is loaded in the sandbox.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Putting an instance's buggy repository into a sandbox, and running its tests there.
 
-Both the environment and ``python -m swe validate`` use these, so the rollout and the check of the
-reference fixes set up and grade the repository the same way.
+The sandbox is created with the instance's image (:mod:`swe.image`) at ``/image``: the buggy tree and a
+compiled pytest, read-only. Both the environment and ``python -m swe validate`` use these functions, so the
+rollout and the check of the reference fixes set up and grade the repository the same way.
 """
 
 from __future__ import annotations
@@ -10,16 +11,15 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from swe.instances import repo_archive
-from swe.pytest_bundle import pytest_archive
 from swe.testrun import parse_outcomes, passed, pytest_command
 from verifiers.errors import SandboxError
 from verifiers.sandboxes import AsyncSandboxClient, CommandResponse
 
 REPO = "/workspace/repo"
-PYTEST_DIR = "/tmp/swe-pytest"  # on PYTHONPATH for the model's commands (outside the repository)
+IMAGE_REPO = "/image/repo"  # the buggy tree as built: the copy's source, and the grader's test files
+PYTEST_DIR = "/image/pytest"  # on PYTHONPATH; read-only, so the grader runs the pytest the image holds
 _STAGING = "/tmp/.swe-setup"
-_GRADER = "/tmp/.swe-grader"  # fresh copies at grading time: whatever the model did to the others
+_COPY = f"cp --parents --remove-destination -t {REPO} --"  # paths relative to IMAGE_REPO, kept under REPO
 
 
 @dataclass
@@ -49,16 +49,9 @@ async def _checked(client: AsyncSandboxClient, sandbox_id: str, command: str, wh
     return response
 
 
-async def prepare_repository(client: AsyncSandboxClient, sandbox_id: str, instance: dict[str, Any]) -> None:
-    """Extract the pristine tree at ``REPO``, apply the instance's bug, and unpack pytest at ``PYTEST_DIR``."""
-    await client.upload_bytes(sandbox_id, f"{_STAGING}/repo.tar.gz", repo_archive(instance["project"]))
-    await client.upload_bytes(sandbox_id, f"{_STAGING}/pytest.tar.gz", pytest_archive())
-    await client.upload_bytes(sandbox_id, f"{_STAGING}/bug.patch", instance["bug_patch"].encode())
-    await _checked(client, sandbox_id,
-                   f"mkdir -p {REPO} {PYTEST_DIR} && tar -xzf {_STAGING}/repo.tar.gz -C {REPO}"
-                   f" && tar -xzf {_STAGING}/pytest.tar.gz -C {PYTEST_DIR}"
-                   f" && patch -p1 --quiet --no-backup-if-mismatch -d {REPO} < {_STAGING}/bug.patch"
-                   f" && rm -rf {_STAGING}", "set up the repository")
+async def prepare_repository(client: AsyncSandboxClient, sandbox_id: str) -> None:
+    """Copy the image's buggy tree to ``REPO``, where the model works on it."""
+    await _checked(client, sandbox_id, f"cp -R {IMAGE_REPO} {REPO}", "set up the repository")
 
 
 async def apply_patch(client: AsyncSandboxClient, sandbox_id: str, patch: str) -> None:
@@ -76,22 +69,20 @@ async def run_instance_tests(client: AsyncSandboxClient, sandbox_id: str, instan
                              timeout: float) -> TestResult:
     """Run FAIL_TO_PASS + PASS_TO_PASS in the repository as the model left it, with pristine test files.
 
-    The listed test modules and every ``conftest.py`` are put back from the pristine tree first, and a
-    fresh pytest is unpacked, so neither editing the tests nor breaking the model's pytest copy can
-    change the grade. A run past ``timeout`` (a bug fixed into an endless loop) passes nothing.
+    The listed test modules and every ``conftest.py`` are copied back from the image first (the bug never
+    touches them), and pytest is the image's read-only copy, so neither editing the tests nor breaking a
+    pytest can change the grade. A run past ``timeout`` (a bug fixed into an endless loop) passes nothing.
     """
     fail_ids, pass_ids = instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"]
-    await client.upload_bytes(sandbox_id, f"{_GRADER}/repo.tar.gz", repo_archive(instance["project"]))
-    await client.upload_bytes(sandbox_id, f"{_GRADER}/pytest.tar.gz", pytest_archive())
     restore = " ".join(shlex.quote(path) for path in _test_files(fail_ids + pass_ids))
     await _checked(client, sandbox_id,
-                   f"mkdir -p {_GRADER}/pytest && tar -xzf {_GRADER}/pytest.tar.gz -C {_GRADER}/pytest"
-                   f" && mkdir -p {REPO} && tar -xzf {_GRADER}/repo.tar.gz -C {REPO} {restore}"
-                   f" && (tar -tzf {_GRADER}/repo.tar.gz | grep 'conftest\\.py$' | xargs -r tar -xzf"
-                   f" {_GRADER}/repo.tar.gz -C {REPO})", "restore the test files")
+                   # writable again and replaced, not written through: a read-only file or a link left by
+                   # the model must not turn its rollout into a sandbox failure or redirect the copy
+                   f"mkdir -p {REPO} && chmod -R u+rwX {REPO} && cd {IMAGE_REPO} && {_COPY} {restore}"
+                   f" && find . -name conftest.py -exec {_COPY} {{}} +", "restore the test files")
     response = await client.execute_command(
         sandbox_id, pytest_command(fail_ids + pass_ids), working_dir=REPO, timeout=timeout, raise_on_timeout=False,
-        env={"PYTHONPATH": f"{_GRADER}/pytest", "PYTHONDONTWRITEBYTECODE": "1"})
+        env={"PYTHONPATH": PYTEST_DIR, "PYTHONDONTWRITEBYTECODE": "1"})
     if response.oom_killed:
         return TestResult([False] * len(fail_ids), [False] * len(pass_ids))
     outcomes = parse_outcomes(response.stdout)

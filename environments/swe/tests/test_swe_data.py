@@ -60,6 +60,15 @@ def test_instances_are_well_formed(tmp_path: Path) -> None:
         assert _patched(buggy, row["fix_patch"], tmp_path / row["instance_id"], row["file"]) == original
 
 
+def test_bugs_touch_only_library_code_so_the_images_test_files_are_pristine() -> None:
+    for row in read_instances():
+        touched = {line[len("+++ b/"):].split("\t")[0] for line in row["bug_patch"].splitlines()
+                   if line.startswith("+++ ")}
+        assert touched == {row["file"]}
+        graded = {test_id.split("::")[0] for test_id in row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]}
+        assert row["file"] not in graded and not row["file"].endswith("conftest.py")
+
+
 def test_a_mutated_function_is_never_in_both_splits() -> None:
     train, evaluation = read_instances("train"), read_instances("eval")
     assert train and evaluation and len(train) + len(evaluation) == len(read_instances())

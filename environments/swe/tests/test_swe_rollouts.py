@@ -129,3 +129,32 @@ async def test_a_sandbox_that_dies_is_an_error_not_a_zero() -> None:
     assert kind == "SandboxNotRunningError" and issubclass(getattr(sandbox_errors, kind), SandboxError)
     assert "stopped" in output["error"]
     assert output["reward"] == 0.0 and output["metrics"] == {}
+
+
+async def test_the_image_is_read_only_holds_no_fix_and_the_grader_restores_the_tests() -> None:
+    cheat, fix = read_instances("eval")[:2]
+    module = cheat["FAIL_TO_PASS"][0].split("::")[0]
+    cheat_plan: list[Step] = [
+        ("bash", {"command": "diff -r /image/repo . && echo SAME AS THE IMAGE"}),
+        ("bash", {"command": "touch /image/pytest/x /image/repo/x"}),
+        ("bash", {"command": f"printf 'def test_ok():\\n    pass\\n' > {module} && chmod 444 {module}"
+                             f" && python3 -m pytest -q {module}"}),
+    ]
+    # the reference fix, then every file and directory of the repository made read-only
+    fix_plan = [_apply(fix["fix_patch"]), ("bash", {"command": "chmod -R a-w . && echo locked"})]
+    cheated, fixed = await _run([cheat, fix], [cheat_plan, fix_plan])
+    replies = [content_text(m["content"]) for m in cheated["completion"] if m["role"] == "tool"]
+    assert replies[0].strip() == "SAME AS THE IMAGE"  # /image holds the buggy tree: nothing to copy the fix from
+    assert replies[1].count("Read-only file system") == 2
+    assert "1 passed" in replies[2]  # the model's rewritten test passes in its own run...
+    assert cheated["error"] is None and cheated["reward"] == 0.0  # ...and the grader ran the real one
+    assert cheated["metrics"]["fail_to_pass"] == 0.0
+    assert fixed["error"] is None and fixed["reward"] == 1.0
+
+
+async def test_an_instance_whose_image_cannot_be_built_is_a_sandbox_error() -> None:
+    row = read_instances("eval")[0]
+    broken = {**row, "instance_id": row["instance_id"] + "-broken", "bug_patch": "not a patch\n"}
+    (output,) = await _run([broken], [[]])
+    assert output["error"].startswith("SandboxError: could not build the image of " + broken["instance_id"])
+    assert output["reward"] == 0.0 and output["metrics"] == {}
