@@ -23,14 +23,19 @@ the file. An unknown key or a bad value is refused with the file and the key.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-import tomllib
 from pydantic import ValidationError
 
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig, config_problems
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the backport, a dependency there
+    import tomli as tomllib
 
 _ALIASES = {"id": "env_id", "args": "env_args"}  # the original's names in [[eval]] tables
 

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import logging
 import runpy
+import sys
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig, check_base_url
 from verifiers.eval.providers import PROVIDERS, Endpoint
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the backport, a dependency there
+    import tomli as tomllib
 
 logger = logging.getLogger("verifiers.eval")
 

@@ -14,15 +14,19 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-import tomllib
-
 from verifiers.errors import UsageError
 from verifiers.loading import local_module_dir, parse_env_id
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the backport, a dependency there
+    import tomli as tomllib
 
 logger = logging.getLogger("verifiers.eval")
 

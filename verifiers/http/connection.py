@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import sys
 import time
-from collections.abc import AsyncIterator, Awaitable
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from typing import SupportsIndex, TypeVar
 
 from verifiers.http.http11 import MAX_HEADER_BYTES, ProtocolError, ResponseHead, parse_response_head
 
@@ -32,7 +33,7 @@ class _Reader(asyncio.StreamReader):
     idle = False
     stale = False
 
-    def feed_data(self, data: bytes) -> None:
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:  # bytes, as the protocol feeds them
         if self.idle:
             self.stale = True  # e.g. a 408 before the server hangs up: never read it as our response
         super().feed_data(data)
@@ -43,10 +44,15 @@ class _Reader(asyncio.StreamReader):
         super().feed_eof()
 
 
-async def _within(timeout: float | None, awaitable: Awaitable[T]) -> T:
+async def within(timeout: float | None, awaitable: Awaitable[T]) -> T:
     """``awaitable``, or ``TimeoutError`` after ``timeout`` seconds (``None``: no limit)."""
     if timeout is None:
         return await awaitable
+    if sys.version_info < (3, 11):  # no asyncio.timeout yet, and its TimeoutError is not the built-in one
+        try:
+            return await asyncio.wait_for(awaitable, timeout)
+        except asyncio.TimeoutError as error:
+            raise TimeoutError(f"no result within {timeout} s") from error
     async with asyncio.timeout(timeout):
         return await awaitable
 
@@ -72,11 +78,7 @@ class Connection:
         server_hostname = host if ssl_context is not None else None
         connecting = loop.create_connection(lambda: protocol, host, port, ssl=ssl_context,
                                             server_hostname=server_hostname)
-        if timeout is None:
-            transport, _ = await connecting
-        else:
-            async with asyncio.timeout(timeout):
-                transport, _ = await connecting
+        transport, _ = await within(timeout, connecting)
         return cls(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
 
     def park(self) -> None:
@@ -104,10 +106,10 @@ class Connection:
             async for part in body:
                 if part:
                     self.writer.write(b"%x\r\n%b\r\n" % (len(part), part) if chunked else part)
-                    await _within(timeout, self.writer.drain())
+                    await within(timeout, self.writer.drain())
             if chunked:
                 self.writer.write(b"0\r\n\r\n")
-        await _within(timeout, self.writer.drain())
+        await within(timeout, self.writer.drain())
 
     async def read_head(self, timeout: float | None) -> ResponseHead:
         """The final response head (1xx interim responses are skipped).
@@ -117,7 +119,7 @@ class Connection:
         """
         while True:
             try:
-                data = await _within(timeout, self.reader.readuntil(b"\r\n\r\n"))
+                data = await within(timeout, self.reader.readuntil(b"\r\n\r\n"))
             except asyncio.IncompleteReadError as e:
                 if e.partial:
                     raise ProtocolError("server closed the connection inside the response head") from None
@@ -140,14 +142,14 @@ class Connection:
         elif head.content_length is not None:
             remaining = head.content_length
             while remaining:
-                part = await _within(timeout, self.reader.read(min(remaining, _READ_SIZE)))
+                part = await within(timeout, self.reader.read(min(remaining, _READ_SIZE)))
                 if not part:
                     raise ProtocolError(f"server closed the connection with {remaining} body bytes unsent")
                 remaining -= len(part)
                 yield part
         else:  # delimited by the server closing the connection
             head.keep_alive = False
-            while part := await _within(timeout, self.reader.read(_READ_SIZE)):
+            while part := await within(timeout, self.reader.read(_READ_SIZE)):
                 yield part
         self.served += 1
 
@@ -155,17 +157,17 @@ class Connection:
         reader = self.reader
         try:
             while True:
-                size_line = await _within(timeout, reader.readuntil(b"\r\n"))
+                size_line = await within(timeout, reader.readuntil(b"\r\n"))
                 try:
                     size = int(size_line.split(b";", 1)[0].strip(), 16)
                 except ValueError:
                     raise ProtocolError(f"bad chunk size line {size_line[:40]!r}") from None
                 if size == 0:
-                    while await _within(timeout, reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                    while await within(timeout, reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
                         pass
                     return
-                part = await _within(timeout, reader.readexactly(size))
-                if await _within(timeout, reader.readexactly(2)) != b"\r\n":
+                part = await within(timeout, reader.readexactly(size))
+                if await within(timeout, reader.readexactly(2)) != b"\r\n":
                     raise ProtocolError("chunk not followed by CRLF")
                 yield part
         except asyncio.IncompleteReadError:
@@ -174,4 +176,4 @@ class Connection:
             raise ProtocolError("chunk size line too long") from None
 
 
-__all__ = ["Connection", "ServerDisconnected"]
+__all__ = ["Connection", "ServerDisconnected", "within"]

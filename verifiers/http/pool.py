@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
-from verifiers.http.connection import Connection
+from verifiers.http.connection import Connection, within
 
 
 class PoolClosed(RuntimeError):
@@ -81,10 +81,7 @@ class OriginPool:
         waiter: asyncio.Future[Connection | None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
-            if timeout is None:
-                return await waiter
-            async with asyncio.timeout(timeout):
-                return await waiter
+            return await within(timeout, waiter)
         except BaseException:
             if waiter.done() and not waiter.cancelled():
                 # Handed a connection (or a slot) just as we gave up: pass it on, never leak it.

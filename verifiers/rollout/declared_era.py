@@ -15,12 +15,16 @@ import inspect
 import sys
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from verifiers.rollout.era import Era
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the backport, a dependency there
+    import tomli as tomllib
 
 FIRST_STATE_RELEASE = Version("0.1.8")
 _SDK_PACKAGE = "verifiers"

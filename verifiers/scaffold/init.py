@@ -132,7 +132,7 @@ def _layout(env: EnvName, multi_file: bool) -> dict[str, str]:
 
 
 def _render(template: str, env: EnvName, *, multi_file: bool = False) -> str:
-    text = files("verifiers.scaffold").joinpath("templates", template).read_text(encoding="utf-8")
+    text = (files("verifiers.scaffold") / "templates" / template).read_text(encoding="utf-8")
     # hatchling needs to be told what goes into the wheel, or it would ship tests/ too.
     wheel_files = f'packages = ["{env.module}"]' if multi_file else f'only-include = ["{env.module}.py"]'
     return Template(text).substitute(name=env.dist, module=env.module, wheel_files=wheel_files)
