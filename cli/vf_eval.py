@@ -205,6 +205,7 @@ def eval_command(
         push_config = PushConfig(hub=hub)
         if push and not os.environ.get(TOKEN_VAR):
             raise UsageError(f"--push needs an API token: set {TOKEN_VAR} (vf-hub token create --permission publish)")
+        configs: list[tuple[EvalConfig, Path | None]]  # each eval and the run folder it continues, if any
         if resume is not None:
             if is_config_file(env_id):
                 raise UsageError("-R/--resume takes an environment id, not a config file")

@@ -26,7 +26,7 @@ They are accepted so that environments defining such methods import and run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,39 +73,69 @@ def _staged_marks(kind: str, priority: Any, stage: Any) -> dict[str, Any]:
     return {**_priority_marks(kind, priority), f"_vf_{kind}_stage": _stage(kind, stage)}
 
 
+# Each decorator has two forms, told apart by ``func``: bare (``@vf.stop``) marks and returns the function, called
+# (``@vf.stop(priority=1)``) returns the marking decorator. The overloads give each form its own return type.
+@overload
+def stop(func: F, priority: int = 0) -> F: ...
+@overload
+def stop(func: None = None, priority: int = 0) -> Callable[[F], F]: ...
 def stop(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
     """Have a method ``(state) -> bool`` end the rollout once it returns true (bare, or ``priority=``:
     higher is checked earlier)."""
     return _marking("stop", func, _priority_marks("stop", priority))
 
 
+@overload
+def cleanup(func: F, priority: int = 0, stage: Stage = "rollout") -> F: ...
+@overload
+def cleanup(func: None = None, priority: int = 0, stage: Stage = "rollout") -> Callable[[F], F]: ...
 def cleanup(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
     """Have a method ``(state)`` run after every rollout finishes (``priority=``: higher earlier;
     ``stage=``: see the module docstring)."""
     return _marking("cleanup", func, _staged_marks("cleanup", priority, stage))
 
 
+@overload
+def teardown(func: F, priority: int = 0) -> F: ...
+@overload
+def teardown(func: None = None, priority: int = 0) -> Callable[[F], F]: ...
 def teardown(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
     """Have a method ``()`` run a single time as the environment shuts down (``priority=``: higher earlier)."""
     return _marking("teardown", func, _priority_marks("teardown", priority))
 
 
+@overload
+def setup(func: F, priority: int = 0) -> F: ...
+@overload
+def setup(func: None = None, priority: int = 0) -> Callable[[F], F]: ...
 def setup(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
     """Tag a method that would prepare each rollout's state. Tagged only: nothing here calls it."""
     return _marking("setup", func, _priority_marks("setup", priority))
 
 
+@overload
+def update(func: F, priority: int = 0, stage: Stage = "rollout") -> F: ...
+@overload
+def update(func: None = None, priority: int = 0, stage: Stage = "rollout") -> Callable[[F], F]: ...
 def update(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
     """Tag a method that would change the state after a rollout (or a group). Tagged only: never called."""
     return _marking("update", func, _staged_marks("update", priority, stage))
 
 
+@overload
+def metric(func: F, priority: int = 0, stage: Stage = "rollout") -> F: ...
+@overload
+def metric(func: None = None, priority: int = 0, stage: Stage = "rollout") -> Callable[[F], F]: ...
 def metric(func: F | None = None, priority: int = 0, stage: Stage = "rollout") -> F | Callable[[F], F]:
     """Tag a method that would measure a rollout (or a group) without scoring it. Tagged only: to
     have a number reported, register the function with ``rubric.add_metric``."""
     return _marking("metric", func, _staged_marks("metric", priority, stage))
 
 
+@overload
+def reward(func: F, weight: float = 1.0, priority: int = 0, stage: Stage = "rollout") -> F: ...
+@overload
+def reward(func: None = None, weight: float = 1.0, priority: int = 0, stage: Stage = "rollout") -> Callable[[F], F]: ...
 def reward(
     func: F | None = None, weight: float = 1.0, priority: int = 0, stage: Stage = "rollout"
 ) -> F | Callable[[F], F]:
@@ -117,6 +147,10 @@ def reward(
     return _marking("reward", func, marks)
 
 
+@overload
+def advantage(func: F, priority: int = 0) -> F: ...
+@overload
+def advantage(func: None = None, priority: int = 0) -> Callable[[F], F]: ...
 def advantage(func: F | None = None, priority: int = 0) -> F | Callable[[F], F]:
     """Tag a method that would turn one group's rewards into advantages. Tagged only: never called."""
     return _marking("advantage", func, {**_priority_marks("advantage", priority), "_vf_advantage_stage": "group"})

@@ -86,7 +86,7 @@ class WriteThroughDict(dict):
     ``_is_unset`` says which present values ``setdefault`` may still fill in.
     """
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         for key, value in dict(*args, **kwargs).items():
             self[key] = value
 
@@ -104,7 +104,9 @@ class WriteThroughDict(dict):
         del self[key]
         return value
 
-    def __ior__(self, other: Any) -> Any:  # type: ignore[override]
+    # mypy wants |= to take no more than | does, but dict's own |= takes any mapping or pairs where | takes a
+    # dict; typeshed's list.__iadd__ carries the same ignore for the same check
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
         self.update(other)
         return self
 

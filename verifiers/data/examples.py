@@ -176,7 +176,9 @@ def _canonical_name(name: str) -> str:
     raise UsageError(f"unknown example dataset {name!r}.{hint} Known names: {', '.join(example_dataset_names())}.")
 
 
-def _locate_rows(key: str | None, source: _Source, split: str, path: object) -> tuple[list[Row], str | None]:
+def _locate_rows(
+    key: str | None, source: _Source, split: str, path: str | os.PathLike[str] | None
+) -> tuple[list[Row], str | None]:
     """The raw rows, and the ``split`` value to filter on (bundled multi-split files only)."""
     if path is not None:
         return _read_jsonl_file(_split_file(Path(path), split)), None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from datasets import Dataset
 
@@ -103,7 +103,7 @@ class LazyDataset(Dataset):
         return super().__repr__()
 
 
-def is_dataset_builder(value: Any) -> bool:
+def is_dataset_builder(value: object) -> TypeGuard[DatasetBuilder]:
     """Whether ``value`` is a dataset builder (a callable) rather than a dataset."""
     return callable(value) and not isinstance(value, Dataset)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from datasets import Dataset
@@ -48,8 +49,8 @@ class EnvGroupRubric(Rubric):
     def _fill(self, metrics: dict[str, float] | None) -> dict[str, float]:
         return {name: float((metrics or {}).get(name, 0.0)) for name in self.all_metric_names}
 
-    async def score_group(self, states: list[State], **kwargs: Any) -> None:
-        by_task: dict[str, list[State]] = {}
+    async def score_group(self, states: Sequence[MutableMapping[str, Any]], **kwargs: Any) -> None:
+        by_task: dict[str, list[MutableMapping[str, Any]]] = {}
         for state in states:
             by_task.setdefault(state.get("task", "default"), []).append(state)
         for task, group in by_task.items():

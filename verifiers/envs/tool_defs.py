@@ -55,7 +55,7 @@ class LinkedTool(WriteThroughDict, Tool):
         return (Tool, (dict(self),))
 
 
-class ToolDefList(list):  # type: ignore[type-arg]
+class ToolDefList(list):
     """``env.tool_defs``: the environment's ``oai_tools`` as :class:`LinkedTool` defs.
 
     A ``list`` (``json.dumps`` and ``isinstance(..., list)`` work) refilled from the
@@ -158,10 +158,12 @@ class ToolDefList(list):  # type: ignore[type-arg]
     def __delitem__(self, index: Any) -> None:
         self._edit("__delitem__", index)
 
-    def __iadd__(self, other: Iterable[Any]) -> ToolDefList:  # type: ignore[override]
+    # mypy wants += to take no more than + does, but list's own += takes any iterable where + takes a list;
+    # typeshed's list.__iadd__ carries the same ignore
+    def __iadd__(self, other: Iterable[Any]) -> ToolDefList:  # type: ignore[misc]
         return self._edit("__iadd__", other)
 
-    def __imul__(self, times: SupportsIndex) -> ToolDefList:  # type: ignore[override]
+    def __imul__(self, times: SupportsIndex) -> ToolDefList:
         return self._edit("__imul__", times)
 
     def append(self, value: Any) -> None:
@@ -190,7 +192,7 @@ class ToolDefList(list):  # type: ignore[type-arg]
 
     # -- copies are plain lists of plain defs ----------------------------------------------
 
-    def copy(self) -> list[Tool]:  # type: ignore[override]
+    def copy(self) -> list[Tool]:
         return [Tool(t) for t in self]
 
     __copy__ = copy

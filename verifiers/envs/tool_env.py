@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from verifiers.awaitables import maybe_await
 from verifiers.decorators import stop
@@ -153,7 +153,7 @@ class ToolEnv(MultiTurnEnv):
         return await self._guarded(run, name, args, call_id, state)
 
     async def _guarded(self, run: Callable[..., Any], name: str, args: dict[str, Any], call_id: str,
-                       state: State) -> ToolMessage:
+                       state: dict[str, Any]) -> ToolMessage:
         """``run``'s reply to one call; a failure the model should hear of is answered and counted."""
         try:
             reply = await run(name, args, call_id)
@@ -165,7 +165,9 @@ class ToolEnv(MultiTurnEnv):
             state.setdefault("tool_errors", []).append(f"{name}: {type(error).__name__}")
             logger.debug("tool %s raised %r", name, error)
             return ToolMessage(role="tool", content=self.error_formatter(error), tool_call_id=call_id)
-        return to_message(reply)
+        # run is _run_tool or call_tool, both of which answer with a tool message; an override may give it as a
+        # dict or a model, and to_message only normalises that form
+        return cast(ToolMessage, to_message(reply))
 
     def _parse(self, tool_call: ToolCall) -> tuple[str, dict[str, Any], str]:
         """Read and check one call; raises ToolParseError with a message meant for the model."""

@@ -76,7 +76,9 @@ def rollout_records(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     size = 0
     for output in outputs[:MAX_ROLLOUTS]:
-        metrics = output.get("metrics") if isinstance(output.get("metrics"), dict) else {}
+        metrics = output.get("metrics")
+        if not isinstance(metrics, dict):
+            metrics = {}
         error = output.get("error")
         record = {
             "example_id": int(output.get("example_id") or 0), "rollout_index": int(output.get("rollout_index") or 0),

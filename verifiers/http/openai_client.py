@@ -67,8 +67,11 @@ def make_openai_client(
         transport = KeepAliveTransport(max_connections=max_connections, keepalive_expiry=keepalive_expiry,
                                        ssl_context=ssl_context, trust_env=False)
         http = httpx.AsyncClient(transport=transport, timeout=http_timeout, trust_env=False)
-    return AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=http_timeout, max_retries=max_retries,
-                       default_headers=dict(headers or {}), http_client=http)
+    # openai takes httpx's clients and timeouts as well as httpx2's (it checks for both at run time), but its
+    # annotations name only httpx2's: the two ignores below are for that
+    return AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, default_headers=dict(headers or {}),
+                       timeout=http_timeout,  # type: ignore[arg-type]
+                       http_client=http)  # type: ignore[arg-type]
 
 
 __all__ = ["DEFAULT_TIMEOUT_S", "make_openai_client"]

@@ -24,7 +24,7 @@ import json
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from openai.resources.chat.completions import AsyncCompletions as _AsyncChatCompletions
@@ -40,6 +40,9 @@ from verifiers.errors import (
     OverlongPromptError,
 )
 from verifiers.rollout.coalesce import RequestCoalescer, merge_key
+
+if TYPE_CHECKING:
+    from openai._types import RequestOptions
 
 logger = logging.getLogger("verifiers.rollout")
 
@@ -99,7 +102,7 @@ _COMPLETION_PARAMETERS = _create_parameters(_AsyncCompletions.create)
 _UNSET = (openai.NotGiven, getattr(openai, "Omit", openai.NotGiven))
 
 
-def _create_security() -> dict[str, Any]:
+def _create_security() -> RequestOptions:
     """``create`` authenticates with the bearer key only (newer ``openai``); ``post``'s default adds admin keys."""
     try:
         from openai._types import RequestOptions
@@ -120,7 +123,7 @@ async def _post(client: openai.AsyncOpenAI, path: str, cast_to: type, parameters
     if unknown := args.keys() - parameters:
         raise TypeError(f"create() got an unexpected keyword argument {min(unknown)!r}")
     body = {**given, **{k: v for k, v in args.items() if not isinstance(v, _UNSET)}}
-    options: dict[str, Any] = dict(_SECURITY)
+    options = _SECURITY.copy()
     if (extra_headers := body.pop("extra_headers", None)) is not None:
         options["headers"] = extra_headers
     if (extra_query := body.pop("extra_query", None)) is not None:
@@ -129,7 +132,7 @@ async def _post(client: openai.AsyncOpenAI, path: str, cast_to: type, parameters
         options["extra_json"] = extra_body
     if "timeout" in body:
         options["timeout"] = body.pop("timeout")
-    return await client.post(path, body=body, options=options, cast_to=cast_to)  # type: ignore[arg-type]
+    return await client.post(path, body=body, options=options, cast_to=cast_to)
 
 
 async def _send(client: openai.AsyncOpenAI, coalescer: RequestCoalescer | None, path: str, cast_to: type,

@@ -93,7 +93,9 @@ class RolloutArguments:
         """State era: the dataset row (``state["input"]``), then the state's own view of it, then ``state``."""
         row = state.get("input")
         fields = dict(row) if isinstance(row, Mapping) else {}
-        defaults = {"prompt": None, "completion": None, "answer": "", "task": "default", "info": {}, "example_id": None}
+        defaults: dict[str, Any] = {
+            "prompt": None, "completion": None, "answer": "", "task": "default", "info": {}, "example_id": None
+        }
         for key, default in defaults.items():
             value = state.get(key)
             fields[key] = value if value is not None else fields.get(key, default)

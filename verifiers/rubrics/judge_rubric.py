@@ -19,6 +19,7 @@ filled prompt, so several reward functions can share one judge call.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -116,7 +117,8 @@ class JudgeRubric(Rubric):
         }
         try:
             if isinstance(client, OpenAI):  # a sync client would block the event loop
-                reply = await asyncio.to_thread(client.chat.completions.create, **request)
+                # a partial, since to_thread cannot pick create's overload from a dict of keyword arguments
+                reply = await asyncio.to_thread(functools.partial(client.chat.completions.create, **request))
             else:
                 reply = await maybe_await(client.chat.completions.create, **request)
         except APIError as exc:

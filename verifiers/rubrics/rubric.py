@@ -215,8 +215,10 @@ class Rubric:
         answer, state, task, info, **kwargs)`` (tuple era) returns a
         :class:`RolloutScore`. Both record ``state["timing"]["scoring_ms"]``.
         """
-        if completion is None and (isinstance(prompt, Mapping) or (prompt is None and isinstance(state, Mapping))):
-            await self._score_states([prompt if prompt is not None else state], kwargs, group=False)
+        # State era: the one argument is the state, given as prompt or by keyword (the rubric writes into it)
+        given_state = prompt if isinstance(prompt, MutableMapping) else state if prompt is None else None
+        if completion is None and given_state is not None:
+            await self._score_states([given_state], kwargs, group=False)
             return None
         info = {} if info is None else info
         fields = dict(prompt=prompt, completion=completion, answer=answer, state=state, task=task, info=info)

@@ -53,7 +53,8 @@ def tool_call_names(completion: Messages) -> list[str]:
     for message in completion:
         if message_role(message) != "assistant":
             continue
-        calls = message.get("tool_calls") if isinstance(message, Mapping) else getattr(message, "tool_calls", None)
+        # the calls as dicts or SDK objects, whatever the message's declared type says
+        calls: Any = message.get("tool_calls") if isinstance(message, Mapping) else getattr(message, "tool_calls", None)
         for call in calls or []:
             function = call.get("function") if isinstance(call, Mapping) else getattr(call, "function", None)
             name = function.get("name") if isinstance(function, Mapping) else getattr(function, "name", None)

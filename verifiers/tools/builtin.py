@@ -30,9 +30,10 @@ _CALCULATOR_CHARS = set("0123456789+-*/.() ")
 def notebook_cell(source: str) -> str:
     """``source`` with its last bare expression printed when it is not None, as a notebook shows it."""
     tree = ast.parse(textwrap.dedent(source), mode="exec")
-    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr):
         return textwrap.dedent(source)
-    last = tree.body.pop()
+    tree.body.pop()
     body = ast.unparse(ast.Module(body=tree.body, type_ignores=[]))
     return f"{body}\n_ = {ast.unparse(last.value)}\nif _ is not None: print(_)"
 
@@ -71,8 +72,8 @@ def python(code: str) -> str:
             os.killpg(process.pid, signal.SIGKILL)  # the code's own children go too
             process.communicate()
             return f"Error: Code execution timed out after {PYTHON_TIMEOUT_S} seconds"
-    error = stderr.strip()[:MAX_OUTPUT_CHARS]
-    return error or stdout.strip()[:MAX_OUTPUT_CHARS]
+    printed_error = stderr.strip()[:MAX_OUTPUT_CHARS]
+    return printed_error or stdout.strip()[:MAX_OUTPUT_CHARS]
 
 
 def calculator(expression: str) -> str:
@@ -108,7 +109,7 @@ _OPERATORS = {
 
 def _evaluate(node: ast.expr) -> int | float:
     """Numbers and + - * / ** only: no names, calls or attributes can reach here."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
         value = _evaluate(node.operand)

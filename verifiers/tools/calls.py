@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 from verifiers.errors import ToolParseError
@@ -56,14 +56,14 @@ def unknown_tool(name: str, tool_map: Mapping[str, Any]) -> ToolParseError:
     return ToolParseError(f"Error: unknown tool {name!r}. Available tools: {available}.")
 
 
-def check_hidden_arguments(name: str, args: dict[str, Any], hidden: set[str]) -> None:
+def check_hidden_arguments(name: str, args: dict[str, Any], hidden: Set[str]) -> None:
     """Refuse arguments the environment fills in itself: the model must not choose them."""
     passed = sorted(set(args) & hidden)
     if passed:
         raise ToolParseError(f"Error: tool {name!r} got unexpected arguments: {', '.join(passed)}.")
 
 
-def check_arguments(name: str, func: Callable[..., Any], args: dict[str, Any], hidden: set[str] = frozenset()) -> None:
+def check_arguments(name: str, func: Callable[..., Any], args: dict[str, Any], hidden: Set[str] = frozenset()) -> None:
     """Raise :class:`ToolParseError` when ``args`` cannot be bound to ``func``'s visible parameters."""
     try:
         signature = inspect.signature(func)
