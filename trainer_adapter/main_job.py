@@ -352,7 +352,11 @@ def _train_rl(config: MainJobConfig, train: list[str], warm: Path, server_url: s
                            lambda m: f"  rl step {m['step'] + 1}/{steps}  training reward {m['reward']:.3f}")
     show_eval = _Follower(root / "rl" / "eval_metrics.jsonl",
                           lambda m: f"  rl online eval at step {m['step']}: held-out reward (greedy) {m['reward']:.3f}")
-    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", lambda: (show_train(), show_eval()))
+    def show() -> None:
+        show_train()
+        show_eval()
+
+    _run_following([*train, "rl", str(root / "rl.json")], root / "rl.log", show)
 
 
 @contextmanager
@@ -463,16 +467,16 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
     kl = mismatch_kl(root / "rl")
 
     png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png")
+    seconds, total_seconds = {k: round(v, 1) for k, v in times.items()}, round(sum(times.values()), 1)
     summary = {"before": before, "after": after, "greedy_before": results.get("sft_greedy"),
                "greedy_after": results.get("rl_greedy"), "mismatch_kl": kl,
-               "seconds": {k: round(v, 1) for k, v in times.items()},
-               "total_seconds": round(sum(times.values()), 1), "reward_curve": str(png), "after_weights": served,
+               "seconds": seconds, "total_seconds": total_seconds, "reward_curve": str(png), "after_weights": served,
                "evals": {"before": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-sft")),
                          "after": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-rl"))}}
     (root / "summary.json").write_text(json.dumps(summary, indent=2))
     _say(f"outputs: {root} (sft/, rl/, evals/, *.log); reward curve: {png}; summary: {root / 'summary.json'}")
-    phases = ", ".join(f"{k} {v:.0f} s" for k, v in summary["seconds"].items())
-    _say(f"time: {summary['total_seconds']:.0f} s ({phases})")
+    phases = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
+    _say(f"time: {total_seconds:.0f} s ({phases})")
     if kl:
         _say(f"mismatch KL (trainer vs vLLM logprobs, per token, over {config.rl.steps} steps): "
              f"mean {max(kl['mean'], 0.0):.4f}, max {max(kl['max'], 0.0):.4f}")

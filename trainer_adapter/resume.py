@@ -178,10 +178,15 @@ def rewind(root: Path, step: int) -> Rewind:
         for tmp in folder.glob(".step_*") if folder.is_dir() else ():
             shutil.rmtree(tmp) if tmp.is_dir() else tmp.unlink()
     for name, keep in _METRICS_KEPT.items():
-        removed = truncate_jsonl(root / name, lambda line, keep=keep: keep(int(line["step"]), step))
+        removed = truncate_jsonl(root / name, _line_filter(keep, step))
         if removed:
             report.removed_lines[name] = removed
     return report
+
+
+def _line_filter(keep: Callable[[int, int], bool], step: int) -> Callable[[dict[str, Any]], bool]:
+    """Whether a metrics line stays when the run goes back to ``step``, by its own ``step``."""
+    return lambda line: keep(int(line["step"]), step)
 
 
 def truncate_jsonl(path: Path, keep: Callable[[dict[str, Any]], bool]) -> int:

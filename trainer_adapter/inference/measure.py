@@ -50,9 +50,10 @@ async def _one_request(client: AsyncOpenAI, i: int, max_tokens: int) -> int:
         model=MODEL, messages=[{"role": "user", "content": f"Request {i}: count upwards."}], max_tokens=max_tokens,
         temperature=1.0, extra_body={"ignore_eos": True, "min_tokens": max_tokens},
     )  # fmt: skip
-    if response.choices[0].finish_reason != "length" or response.usage.completion_tokens != max_tokens:
+    tokens = response.usage.completion_tokens if response.usage is not None else None
+    if response.choices[0].finish_reason != "length" or tokens is None or tokens != max_tokens:
         raise RuntimeError(f"request {i} ended early: {response.choices[0].finish_reason}, {response.usage}")
-    return response.usage.completion_tokens
+    return tokens
 
 
 async def generate_load(base_url: str, requests: int, max_tokens: int) -> tuple[int, float]:
@@ -121,10 +122,11 @@ def main(
             model = save_tiny_model(Path(tmp) / "base")
             variant = perturb_weights(model, Path(tmp) / "variant", seed=1)
         dirs = [str(variant or model), str(model)]
-        config = InferenceConfig(model=str(model), port=_free_port(), served_model_name=MODEL,
-                                 dtype=dtype,  # type: ignore[arg-type]
-                                 max_num_seqs=max(requests, 1),
-                                 gpu_memory_utilization=gpu_memory_utilization)  # fmt: skip
+        # validated from a dict: --dtype is a plain string until the config checks it is one vLLM knows
+        config = InferenceConfig.model_validate({
+            "model": str(model), "port": _free_port(), "served_model_name": MODEL, "dtype": dtype,
+            "max_num_seqs": max(requests, 1), "gpu_memory_utilization": gpu_memory_utilization,
+        })  # fmt: skip
         start = time.perf_counter()
         with InferenceServer(config, log_path=log) as server:
             ready = time.perf_counter() - start

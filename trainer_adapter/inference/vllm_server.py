@@ -180,10 +180,11 @@ class InferenceServer:
             self._rpc_dir = Path(tempfile.mkdtemp(prefix="vllm-rpc-"))
             env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / f"torchinductor_{_user()}"))
             env["VLLM_RPC_BASE_PATH"] = env["TMPDIR"] = str(self._rpc_dir)
-        log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
+        log = self.log_path.open("ab") if self.log_path else None
         try:
             self.process = subprocess.Popen(
-                self.command(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                self.command(), env=env, stdout=log if log is not None else subprocess.DEVNULL,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # its engine and worker processes go down with it (stop() kills the group)
                 preexec_fn=parent_death_signal() if self.die_with_parent else None,
             )  # fmt: skip
@@ -191,8 +192,8 @@ class InferenceServer:
             self.stop()  # the socket folder
             raise
         finally:
-            if self.log_path:
-                log.close()  # type: ignore[union-attr]
+            if log is not None:
+                log.close()
 
     def wait_ready(self, timeout: float = 300.0) -> None:
         """Block until ``/health`` answers 200; stops the server and raises if it exits or times out."""

@@ -31,6 +31,8 @@ from trainer_adapter.inference.errors import WeightUpdateError
 from trainer_adapter.inference.weights_folder import iter_tensors
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import torch
 
 
@@ -42,19 +44,20 @@ def repack_shared_weights(model: torch.nn.Module) -> list[str]:
     """
     from vllm.model_executor.layers.vocab_parallel_embedding import UnquantizedEmbeddingMethod
 
-    sharers: dict[int, list[tuple[str, torch.nn.Module]]] = defaultdict(list)
+    sharers: dict[int, list[tuple[str, torch.nn.Module, UnquantizedEmbeddingMethod]]] = defaultdict(list)
     for name, module in model.named_modules():
         weight = module._parameters.get("weight")
         if weight is None or weight.dim() != 2 or weight.numel() == 0:
             continue
-        if isinstance(getattr(module, "quant_method", None), UnquantizedEmbeddingMethod):
-            sharers[id(weight)].append((name, module))
+        method = getattr(module, "quant_method", None)
+        if isinstance(method, UnquantizedEmbeddingMethod):
+            sharers[id(weight)].append((name, module, method))
     repacked: list[str] = []
     for group in sharers.values():
         if len(group) < 2:
             continue
-        for name, module in group:
-            module.quant_method.process_weights_after_loading(module)
+        for name, module, method in group:
+            method.process_weights_after_loading(module)
             repacked.append(name)
     return repacked
 
@@ -66,6 +69,11 @@ class WeightUpdateWorker:
     _served_weights_dir: str | None = None
     # The model the server was started with, as the API server knows it (set by load_base_weights).
     _base_model: str | None = None
+
+    if TYPE_CHECKING:  # supplied by vLLM's Worker, which this class is mixed into (vLLM is in .venv-vllm only)
+        vllm_config: Any
+        model_runner: Any
+        reload_weights: Callable[..., None]
 
     def load_weights_from_dir(self, weight_dir: str) -> dict[str, Any]:
         """Load the safetensors folder ``weight_dir`` in place (its names and shapes were checked by the caller).
@@ -108,14 +116,14 @@ class WeightUpdateWorker:
 
     def _swap_weights_once(self, weight_dir: str | None) -> list[str]:
         if weight_dir is not None:
-            self.reload_weights(weights_iterator=iter_tensors(Path(weight_dir)), is_checkpoint_format=True)  # type: ignore[attr-defined]
+            self.reload_weights(weights_iterator=iter_tensors(Path(weight_dir)), is_checkpoint_format=True)
         else:
             # vLLM's loader reads the configured model path; repoint it only if something else moved it
             # (repointing drops a pinned hub revision, so leave an untouched config alone).
-            configured = self.vllm_config.model_config.model  # type: ignore[attr-defined]
+            configured = self.vllm_config.model_config.model
             path = None if self._base_model in (None, configured) else self._base_model
-            self.reload_weights(weights_path=path, is_checkpoint_format=True)  # type: ignore[attr-defined]
-        return repack_shared_weights(self.model_runner.get_model())  # type: ignore[attr-defined]
+            self.reload_weights(weights_path=path, is_checkpoint_format=True)
+        return repack_shared_weights(self.model_runner.get_model())
 
 
 __all__ = ["WeightUpdateWorker", "repack_shared_weights"]

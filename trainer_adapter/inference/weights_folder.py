@@ -99,7 +99,9 @@ def is_tied(folder: str | Path) -> bool:
     if not config.is_file():
         return False
     data = _read_json(config)
-    text = data.get("text_config") if isinstance(data.get("text_config"), dict) else {}
+    text = data.get("text_config")
+    if not isinstance(text, dict):
+        text = {}
     return bool(data.get("tie_word_embeddings", text.get("tie_word_embeddings", False)))
 
 

@@ -23,7 +23,7 @@ from transformers import (
 )
 
 from trainer_adapter.errors import TrainerConfigError
-from trainer_adapter.model.tokenizer import EOS_TOKEN, PAD_TOKEN, VOCAB_SIZE, build_tokenizer
+from trainer_adapter.model.tokenizer import VOCAB_SIZE, build_tokenizer
 
 
 class ModelConfig(BaseModel):
@@ -61,12 +61,12 @@ def tiny_config(config: ModelConfig) -> LlamaConfig:
         num_key_value_heads=config.num_kv_heads,
         head_dim=config.hidden_size // config.num_heads,
         max_position_embeddings=config.max_position_embeddings,
-        rope_theta=10000.0,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
         tie_word_embeddings=True,
         bos_token_id=None,
-        eos_token_id=tokenizer_ids.convert_tokens_to_ids(EOS_TOKEN),
-        pad_token_id=tokenizer_ids.convert_tokens_to_ids(PAD_TOKEN),
-        torch_dtype="float32",
+        eos_token_id=tokenizer_ids.eos_token_id,  # <|im_end|>, the end of a turn
+        pad_token_id=tokenizer_ids.pad_token_id,
+        dtype="float32",
     )
 
 
