@@ -102,9 +102,9 @@ class DifficultyBuffer:
                 wanted[name] = 0
         fallback = pools["normal"] or ids
         picked: list[int] = []
-        for name in ("easy", "hard", "normal"):
-            pool = pools[name] if name != "normal" else fallback
-            picked.extend(self.rng.choices(pool, k=wanted[name]))
+        for difficulty in ("easy", "hard", "normal"):
+            pool = pools[difficulty] if difficulty != "normal" else fallback
+            picked.extend(self.rng.choices(pool, k=wanted[difficulty]))
         return picked
 
     def pools(self, ids: Sequence[int] | None = None) -> dict[Difficulty, list[int]]:

@@ -22,7 +22,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,7 +32,7 @@ from trainer_adapter.orchestrator.rollouts import Rollout, RolloutGroup
 from trainer_adapter.run_folder import numbered_steps
 from verifiers.tokens import TrainingSample
 
-STATE_FORMAT = 1
+STATE_FORMAT: Final = 1
 """Bumped whenever a field changes meaning; a file of another format is refused, not guessed at."""
 
 
