@@ -68,7 +68,7 @@ def load_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.O
     if not progress_file.is_file():
         raise CheckpointError(f"{path} is not a complete checkpoint (no {_PROGRESS})")
     model_state, optim_state = get_state_dict(model, optimizer)
-    state = {"model": model_state, "optimizer": optim_state}
+    state: dict[str, Any] = {"model": model_state, "optimizer": optim_state}
     dcp.load(state, checkpoint_id=str(path))
     set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"])
     progress: dict[str, Any] = json.loads(progress_file.read_text())

@@ -71,7 +71,9 @@ def shard_model(model: PreTrainedModel, world: World) -> PreTrainedModel:
     SFT step on CPU (0.15 against 0.11 s, identical losses; ``docs/trainer.md``). Checkpoints
     are DCP either way: a checkpoint written by two ranks loads into the plain module.
     """
-    model.to(world.device)
+    # transformers wraps Module.to with functools.wraps, whose typing keeps the unbound method's first parameter
+    # (the module), so the device reads as the wrong argument
+    model.to(world.device)  # type: ignore[arg-type]
     if not is_sharded(world):
         return model
     mesh = init_device_mesh(world.device.type, (world.world_size,))

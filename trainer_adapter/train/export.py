@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import cast
 
 import torch
 import torch.distributed as dist
@@ -27,7 +28,8 @@ WEIGHTS_FILE = "model.safetensors"
 def full_state_dict(model: PreTrainedModel) -> dict[str, torch.Tensor]:
     """The unsharded weights on CPU (every rank takes part; only rank 0 gets them back)."""
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-    return get_model_state_dict(model, options=options)
+    # a model's state holds tensors only (the declared value type also covers an optimizer's numbers and lists)
+    return cast(dict[str, torch.Tensor], get_model_state_dict(model, options=options))
 
 
 def export_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, dest: Path, world: World) -> Path:

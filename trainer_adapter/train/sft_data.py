@@ -81,7 +81,7 @@ def _env_row(row: Mapping[str, Any]) -> tuple[Messages, Messages]:
     return list(row["prompt"]), [{"role": "assistant", "content": str(row["answer"])}]
 
 
-def _rows_from_mix(entries: Sequence[EnvConfig]) -> list[tuple[Messages, Messages]]:
+def _rows_from_mix(entries: Sequence[EnvConfig]) -> list[Row]:
     """The environments' training rows, each environment's count set to its weight's share of the total.
 
     The rows of one environment are taken in order and cycled when its share is larger than its
@@ -97,7 +97,7 @@ def _rows_from_mix(entries: Sequence[EnvConfig]) -> list[tuple[Messages, Message
     if empty:
         raise TrainerConfigError(f"data.envs: {empty} have no training rows to fine-tune on")
     total, weight_sum = sum(len(rows) for rows in by_task.values()), sum(weights.values())
-    mixed: list[tuple[Messages, Messages]] = []
+    mixed: list[Row] = []
     for name, weight in weights.items():
         rows = by_task[name]
         count = max(1, round(total * weight / weight_sum))
