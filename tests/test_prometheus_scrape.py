@@ -26,11 +26,11 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_client import CollectorRegistry
+from prometheus_client import REGISTRY, CollectorRegistry
 
 import verifiers as vf
 from tests.hub_server.dists import make_wheel, upload_form
-from tests.trainer_adapter.orchestrator.test_metrics import drop_and_reject_policy
+from tests.trainer_adapter.orchestrator.test_orchestrator_metrics import drop_and_reject_policy
 from trainer_adapter.model.tiny import ModelConfig
 from trainer_adapter.orchestrator.metrics import OrchestratorMetrics
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
@@ -226,6 +226,8 @@ async def test_prometheus_scrapes_every_component_and_answers_the_dashboards_que
             async with _prometheus(prometheus_binary, tmp_path, ports) as prometheus:
                 # work for every component to record
                 await asyncio.wait_for(orchestrator.run(2), timeout=240)
+                # this process's registry: other tests' sandboxes may have counted in it already
+                ooms_before = REGISTRY.get_sample_value("vf_sandbox_oom_kills_total", {"scope": "command"}) or 0.0
                 box = await client.create(CreateSandboxRequest(memory_gb=0.125))
                 assert (await client.execute_command(box.id, "echo hi")).stdout == "hi\n"
                 killed = await client.execute_command(box.id, "python3 -c 'b = bytearray(1 << 30)'", timeout=30)
@@ -239,14 +241,17 @@ async def test_prometheus_scrapes_every_component_and_answers_the_dashboards_que
                 # every target up, and its newest values scraped
                 for job in ports:
                     await _until(lambda job=job: _equals(prometheus, f'up{{job="{job}"}}', 1), f"{job} to be up")
-                await _until(lambda: _equals(prometheus, "vf_trainer_step", 2), "the trainer's step 2 scraped")
-                await _until(lambda: _equals(prometheus, 'sum(vf_hub_requests_total{route="/health"})',
+                await _until(lambda: _equals(prometheus, 'vf_trainer_step{job="trainer"}', 2),
+                             "the trainer's step 2 scraped")
+                await _until(lambda: _equals(prometheus, 'sum(vf_hub_requests_total{job="hub", route="/health"})',
                                              HEALTH_CHECKS), "both Hub workers' health checks, added up")
-                await _until(lambda: _equals(prometheus, "vf_orchestrator_step_seconds_count", 2),
+                await _until(lambda: _equals(prometheus, 'vf_orchestrator_step_seconds_count{job="orchestrator"}',
+                                             2),
                              "the orchestrator's two steps scraped")
-                await _until(lambda: _equals(prometheus, 'vf_sandbox_oom_kills_total{scope="command"}', 1),
+                await _until(lambda: _equals(prometheus, 'vf_sandbox_oom_kills_total{job="sandboxes", scope="command"}',
+                                             ooms_before + 1),
                              "the sandbox's OOM kill scraped")
-                await _check_values(prometheus)
+                await _check_values(prometheus, ooms_before)
                 await _check_dashboard(prometheus)
     finally:
         endpoint.close()
@@ -266,31 +271,31 @@ async def _equals(prometheus: PrometheusAPI, expr: str, expected: float) -> bool
     return await prometheus.value(expr) == expected
 
 
-async def _check_values(prometheus: PrometheusAPI) -> None:
+async def _check_values(prometheus: PrometheusAPI, ooms_before: float) -> None:
     value = prometheus.value
     # orchestrator: two batches of two groups; a failed rollout left its group incomplete; a uniform group
     assert (await value('vf_orchestrator_rollouts_total{job="orchestrator"}') or 0) >= 16
-    assert await value("vf_orchestrator_off_policy_steps_count") == 4
-    assert await value('vf_orchestrator_dropped_rollouts_total{reason="failed"}') == 1
-    assert await value('vf_orchestrator_dropped_rollouts_total{reason="incomplete"}') == 3
-    assert (await value('vf_orchestrator_rejected_rollouts_total{reason="uniform"}') or 0) >= 4
-    assert await value("vf_orchestrator_step") == 1
+    assert await value('vf_orchestrator_off_policy_steps_count{job="orchestrator"}') == 4
+    assert await value('vf_orchestrator_dropped_rollouts_total{job="orchestrator", reason="failed"}') == 1
+    assert await value('vf_orchestrator_dropped_rollouts_total{job="orchestrator", reason="incomplete"}') == 3
+    assert (await value('vf_orchestrator_rejected_rollouts_total{job="orchestrator", reason="uniform"}') or 0) >= 4
+    assert await value('vf_orchestrator_step{job="orchestrator"}') == 1
     # trainer (rank 0)
     for name in ("vf_trainer_loss", "vf_trainer_mismatch_kl", "vf_trainer_grad_norm", "vf_trainer_tokens_per_second"):
-        assert await value(name) is not None, name
-    assert (await value("vf_trainer_tokens_total") or 0) > 0
-    assert await value("vf_trainer_step_seconds_count") == 2
+        assert await value(f'{name}{{job="trainer"}}') is not None, name
+    assert (await value('vf_trainer_tokens_total{job="trainer"}') or 0) > 0
+    assert await value('vf_trainer_step_seconds_count{job="trainer"}') == 2
     # sandboxes: one handed out and alive, the pool refilled behind it
     assert await value('vf_sandbox_live{job="sandboxes"}') == 1
     assert (await value('sum(vf_sandbox_pool{job="sandboxes"})') or 0) >= 1
     assert (await value('vf_sandbox_create_seconds_count{job="sandboxes"}') or 0) >= 1
     assert (await value('vf_sandbox_exec_seconds_count{job="sandboxes", outcome="ok"}') or 0) >= 1
-    assert await value('vf_sandbox_exec_seconds_count{job="sandboxes", outcome="oom_killed"}') == 1
+    assert await value('vf_sandbox_exec_seconds_count{job="sandboxes", outcome="oom_killed"}') == ooms_before + 1
     # Hub: both workers' counts, added up
-    assert await value('sum(vf_hub_uploads_total{outcome="created"})') == 1
-    assert await value("sum(vf_hub_downloads_total)") == 2
-    assert await value('sum(vf_hub_auth_failures_total{reason="invalid"})') == 1
-    assert await value('sum(vf_hub_request_duration_seconds_count{route="/health"})') == HEALTH_CHECKS
+    assert await value('sum(vf_hub_uploads_total{job="hub", outcome="created"})') == 1
+    assert await value('sum(vf_hub_downloads_total{job="hub"})') == 2
+    assert await value('sum(vf_hub_auth_failures_total{job="hub", reason="invalid"})') == 1
+    assert await value('sum(vf_hub_request_duration_seconds_count{job="hub", route="/health"})') == HEALTH_CHECKS
 
 
 async def _check_dashboard(prometheus: PrometheusAPI) -> None:
