@@ -2,8 +2,9 @@
 
 The index process only enqueues (a version's first wheel; a pushed result with rollouts) and reads
 outcomes for pages and the JSON API. The worker (``vf-hub worker check``, ``hub_server.worker``) claims
-the oldest queued check, runs it in a sandbox and finishes it. A claim whose worker died (still
-``running`` after ``stale_after_s``) is taken again, up to ``MAX_ATTEMPTS``.
+the oldest queued check, runs it in a sandbox and finishes it; any number of workers may poll one database
+(a claim is a conditional UPDATE that only one of them wins). A claim whose worker died (still
+``running`` after its lease, ``stale_after_s``) is taken again, up to ``MAX_ATTEMPTS`` starts in all.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from hub_server.db.checks import (
@@ -90,29 +91,50 @@ def enqueue_rescore(session: Session, result: EvalResult) -> bool:
     return True
 
 
+def _take(session: Session, check: ServerCheck, status: str, **values: Any) -> bool:
+    """Move ``check`` on from what this session read, unless another worker did first.
+
+    ``attempts`` goes up with every claim, so (id, status, attempts) names the exact state read: on
+    PostgreSQL a racing claimer's UPDATE waits for the row lock, re-reads the row the winner committed and
+    matches nothing (rowcount 0); on SQLite writers are serialised by ``BEGIN IMMEDIATE`` anyway.
+    """
+    taken = session.execute(
+        update(ServerCheck)
+        .where(ServerCheck.id == check.id, ServerCheck.status == check.status,
+               ServerCheck.attempts == check.attempts)
+        .values(status=status, **values)
+        .execution_options(synchronize_session=False))
+    return bool(getattr(taken, "rowcount", 0) == 1)
+
+
 def claim(db: Database, stale_after_s: float) -> Claimed | None:
-    """Take the oldest queued check (or one whose worker died), mark it running, and say what it needs."""
-    stale = utcnow() - dt.timedelta(seconds=stale_after_s)
+    """Take the oldest queued check (or one whose worker died: still running after ``stale_after_s``), mark it
+    running, and say what it needs; None when there is nothing to take. Two workers never take one check."""
     with db.write() as session:
-        check = session.scalar(
-            select(ServerCheck)
-            .where(or_(ServerCheck.status == QUEUED,
-                       (ServerCheck.status == RUNNING) & (ServerCheck.started_at < stale)))
-            .order_by(ServerCheck.id).limit(1))
-        if check is None:
-            return None
-        if check.attempts >= MAX_ATTEMPTS:
-            # its workers kept dying on it (a hang the time limit did not catch, a killed process): give up
-            _set_outcome(check, ERROR, f"the check was started {check.attempts} times and never finished", {})
-            return None
-        check.status, check.started_at, check.attempts = RUNNING, utcnow(), check.attempts + 1
-        wheel = session.get(File, check.file_id)
-        release = session.get(Release, check.release_id)
-        assert wheel is not None and release is not None
-        sdists = [f for f in release.files if f.deleted_at is None and f.packagetype == "sdist"]
-        return Claimed(id=check.id, kind=check.kind, project=release.project.normalized, version=release.version,
-                       wheel_sha256=wheel.sha256, wheel_filename=wheel.filename,
-                       sdist=(sdists[0].sha256, sdists[0].filename) if sdists else None, eval_id=check.eval_id)
+        while True:
+            stale = utcnow() - dt.timedelta(seconds=stale_after_s)
+            check = session.scalar(
+                select(ServerCheck)
+                .where(or_(ServerCheck.status == QUEUED,
+                           (ServerCheck.status == RUNNING) & (ServerCheck.started_at < stale)))
+                .order_by(ServerCheck.id).limit(1)
+                .execution_options(populate_existing=True))
+            if check is None:
+                return None
+            if check.attempts >= MAX_ATTEMPTS:
+                # its workers kept dying on it (a hang the time limit did not catch, a killed process): give up
+                _take(session, check, ERROR, summary=f"the check was started {check.attempts} times and never "
+                      "finished", report={}, finished_at=utcnow())
+                continue
+            if not _take(session, check, RUNNING, started_at=utcnow(), attempts=check.attempts + 1):
+                continue  # another worker took it between our read and our write: look again
+            wheel = session.get(File, check.file_id)
+            release = session.get(Release, check.release_id)
+            assert wheel is not None and release is not None
+            sdists = [f for f in release.files if f.deleted_at is None and f.packagetype == "sdist"]
+            return Claimed(id=check.id, kind=check.kind, project=release.project.normalized,
+                           version=release.version, wheel_sha256=wheel.sha256, wheel_filename=wheel.filename,
+                           sdist=(sdists[0].sha256, sdists[0].filename) if sdists else None, eval_id=check.eval_id)
 
 
 def _set_outcome(check: ServerCheck, status: str, summary: str, report: dict[str, Any]) -> None:
