@@ -36,6 +36,9 @@ app.add_typer(token_app, name="token")
 worker_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="The Hub's own checks, run beside the index (never inside it).")
 app.add_typer(worker_app, name="worker")
+project_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                          help="A project's settings, as its owner.")
+app.add_typer(project_app, name="project")
 
 
 def _help(field: str) -> str:
@@ -393,6 +396,29 @@ def unyank(ref: Annotated[str, typer.Argument(help="OWNER/NAME@VERSION.")],
     _yank(ref, hub, token, undo=True)
 
 
+@project_app.command("set-policy")
+def project_set_policy(
+        ref: Annotated[str, typer.Argument(help="OWNER/NAME.")],
+        refuse_failing_checks: Annotated[bool | None, typer.Option(
+            "--refuse-failing-checks/--no-refuse-failing-checks",
+            help="Yank (or stop yanking) each new version that fails the Hub's own check.")] = None,
+        hub: HubOpt = None, token: TokenOpt = None) -> None:
+    """Set the owner's policy on versions failing the Hub's own check (install, load, rollouts)."""
+    try:
+        parsed = parse_env_ref(ref)
+        if parsed.version is not None:
+            raise BadRequest(f"the policy is the project's, not a version's: name {parsed.owner}/{parsed.name}")
+        if refuse_failing_checks is None:
+            raise BadRequest("name the policy: --refuse-failing-checks or --no-refuse-failing-checks")
+        with _client(hub, token) as client:
+            client.set_refuse_failing_checks(parsed.owner, parsed.name, refuse_failing_checks)
+    except HubError as error:
+        raise _fail(error) from None
+    typer.echo(f"{parsed.owner}/{parsed.name}: " + (
+        "versions checked from now on are yanked if they fail the Hub's check" if refuse_failing_checks
+        else "versions failing the Hub's check are no longer yanked (those already yanked stay so; vf-hub unyank)"))
+
+
 @token_app.command("create")
 def token_create(
     permission: Annotated[str, typer.Option(help="read or publish.")] = "read",
@@ -442,9 +468,6 @@ def main() -> None:
     app()
 
 
-if __name__ == "__main__":
-    main()
-
 
 @worker_app.command("check")
 def worker_check(
@@ -454,11 +477,18 @@ def worker_check(
         time_limit: Annotated[float, typer.Option(min=10.0, help="Seconds a check may take, sandbox start to "
                                                                "report; past it the version fails.")] = 300.0,
         poll: Annotated[float, typer.Option(min=0.1, help="Seconds between looks at an empty queue.")] = 2.0,
+        lease: Annotated[float, typer.Option(min=1.0, help="Seconds a claimed check stays a worker's: one still "
+                                                           "running after this is taken back from a worker that "
+                                                           "died (3 starts at most). Keep it above --time-limit."
+                                             )] = 1800.0,
         until_idle: Annotated[bool, typer.Option("--until-idle", help="Stop once the queue is empty.")] = False,
         data_dir: DataDirOpt = None, database_url: DbOpt = None,
         storage_url: Annotated[str | None, typer.Option(help=_help("storage_url"))] = None) -> None:
     """Run queued checks: each new version's wheel (install, load, rollouts) and pushed results' re-scoring,
     each in a fresh local sandbox without network."""
+    if lease <= time_limit:
+        raise _fail(BadRequest(f"--lease ({lease:g} s) must be longer than --time-limit ({time_limit:g} s), or a "
+                               "check still running would be taken by a second worker"))
     import asyncio
     import logging
 
@@ -469,6 +499,10 @@ def worker_check(
     image = (image_dir or _settings(data_dir, database_url).data_dir / "check-image").absolute()
     image.mkdir(parents=True, exist_ok=True)
     build_image(image)
-    config = WorkerConfig(image_dir=image, time_limit_s=time_limit, poll_s=poll)
+    config = WorkerConfig(image_dir=image, time_limit_s=time_limit, poll_s=poll, stale_after_s=lease)
     _with_storage(data_dir, database_url, storage_url,
                   lambda db, storage: asyncio.run(serve(db, storage, config, until_idle=until_idle)))
+
+
+if __name__ == "__main__":
+    main()

@@ -95,6 +95,10 @@ class HubClient:
     def create_project(self, owner: str, name: str, private: bool) -> dict[str, Any]:
         return self._call("POST", "/projects", json={"owner": owner, "name": name, "private": private})
 
+    def set_refuse_failing_checks(self, owner: str, name: str, refuse: bool) -> dict[str, Any]:
+        """The owner's policy: whether versions failing the Hub's own check are yanked."""
+        return self._call("PATCH", f"/projects/{owner}/{name}", json={"refuse_failing_checks": refuse})
+
     def yank(self, owner: str, name: str, version: str, reason: str = "") -> dict[str, Any]:
         return self._call("POST", f"/projects/{owner}/{name}/versions/{version}/yank", json={"reason": reason})
 
