@@ -17,6 +17,7 @@ import pytest
 from sandbox_fleets import kube_fleet, leftovers
 
 from verifiers.sandboxes import AsyncSandboxClient, CreateSandboxRequest, LocalBackend, LocalBackendConfig
+from verifiers.sandboxes.local.config import Tier
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -24,7 +25,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("tier", getattr(metafunc.module, "TIERS", ("bubblewrap",)))
 
 
-def require_tier(tier: str) -> None:
+def require_tier(tier: Tier) -> None:
     """Skip (fail under CI=true) a gVisor test where the tier cannot run."""
     missing = None
     if tier == "gvisor" and shutil.which("runsc") is None:
@@ -47,10 +48,10 @@ def sandbox_root() -> Iterator[Path]:
 
 
 @pytest.fixture
-async def backend(sandbox_root: Path, tier: str) -> AsyncIterator[LocalBackend]:
+async def backend(sandbox_root: Path, tier: Tier) -> AsyncIterator[LocalBackend]:
     require_tier(tier)
     root = sandbox_root if tier == "bubblewrap" else sandbox_root / tier
-    local = LocalBackend(LocalBackendConfig(root_dir=root, tier=tier))  # type: ignore[arg-type]
+    local = LocalBackend(LocalBackendConfig(root_dir=root, tier=tier))
     yield local
     await local.close()
     assert leftovers(root) == [], "a sandbox outlived its test"
@@ -75,7 +76,7 @@ def make_sandbox(client: AsyncSandboxClient):
 
 @pytest.fixture(params=["local", "kubernetes"])
 async def any_client(request: pytest.FixtureRequest, backend: LocalBackend,
-                     sandbox_root: Path, tier: str) -> AsyncIterator[AsyncSandboxClient]:
+                     sandbox_root: Path, tier: Tier) -> AsyncIterator[AsyncSandboxClient]:
     """The contract suite's client: the same tests against the local (each tier) and the Kubernetes backend."""
     if request.param == "kubernetes" and tier != "bubblewrap":
         pytest.skip("the Kubernetes fleet's executors run the default tier (covered by the bubblewrap run)")

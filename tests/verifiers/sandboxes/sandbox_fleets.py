@@ -8,8 +8,10 @@ from pathlib import Path
 
 from verifiers.sandboxes import LocalBackend, LocalBackendConfig
 from verifiers.sandboxes.kube import Executor, ExecutorServer, FakeKubeApi, KubernetesBackend, pod_token
+from verifiers.sandboxes.local.config import Tier
 
-BOTH_TIERS = ("bubblewrap", "gvisor")  # a test module's TIERS: run it on both isolation tiers (conftest.py)
+# a test module's TIERS: run it on both isolation tiers (conftest.py)
+BOTH_TIERS: tuple[Tier, ...] = ("bubblewrap", "gvisor")
 
 
 def leftovers(root: Path) -> list[str]:

@@ -103,6 +103,10 @@ class SandboxCgroup(abc.ABC):
         """How many processes the kernel has killed in this sandbox for memory."""
 
     @abc.abstractmethod
+    def pids_limit_hits(self) -> int:
+        """How many forks or clones ``pids.max`` has refused here (0 without a pids controller)."""
+
+    @abc.abstractmethod
     def kill(self, wait_s: float = 2.0) -> bool:
         """Kill every process; True when none is left."""
 
@@ -168,6 +172,10 @@ class _V1Cgroup(SandboxCgroup):
     def oom_kills(self) -> int:
         memory = self.dirs.get("memory")
         return _read_int_field(memory / "memory.oom_control", "oom_kill") if memory else 0
+
+    def pids_limit_hits(self) -> int:
+        pids = self.dirs.get("pids")
+        return _read_int_field(pids / "pids.events", "max") if pids else 0
 
     def kill(self, wait_s: float = 2.0) -> bool:
         anchor = self.dirs.get("pids") or self.dirs.get("memory") or next(iter(self.dirs.values()))
@@ -241,6 +249,9 @@ class _V2Cgroup(SandboxCgroup):
 
     def oom_kills(self) -> int:
         return _read_int_field(self.path / "memory.events", "oom_kill")
+
+    def pids_limit_hits(self) -> int:
+        return _read_int_field(self.path / "pids.events", "max")
 
     def kill(self, wait_s: float = 2.0) -> bool:
         if not self.path.exists():

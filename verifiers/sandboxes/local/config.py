@@ -17,6 +17,9 @@ _UID_BLOCK = 2**17  # one root's range: up to 65,536 slots plus the probe's uid
 _UID_BLOCKS = (_UID_LIMIT - _UID_FLOOR) // _UID_BLOCK
 
 
+Tier = Literal["bubblewrap", "gvisor"]  # LocalBackendConfig.tier: the isolation tiers
+
+
 def default_root_dir() -> Path:
     """``/var/lib/verifiers/sandboxes`` for root; ``$XDG_RUNTIME_DIR`` or ``~/.cache`` below it otherwise."""
     if os.geteuid() == 0:
@@ -37,7 +40,7 @@ class LocalBackendConfig(BaseModel):
             "environment and NO isolation - for trusted code only; must be asked for and is logged as unsafe."
         ),
     )
-    tier: Literal["bubblewrap", "gvisor"] = Field(
+    tier: Tier = Field(
         "bubblewrap",
         description=(
             "The isolation tier. bubblewrap: namespaces, cgroups and seccomp on the host kernel (fast: the "
@@ -117,4 +120,4 @@ class LocalBackendConfig(BaseModel):
         return _UID_FLOOR + (digest % _UID_BLOCKS) * _UID_BLOCK
 
 
-__all__ = ["LocalBackendConfig", "default_root_dir"]
+__all__ = ["LocalBackendConfig", "Tier", "default_root_dir"]

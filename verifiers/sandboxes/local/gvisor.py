@@ -12,9 +12,9 @@ Facts of runsc 0.0~20221219 on this host that shape the tier (measured; see docs
 - The agent is pid 1 of the guest (there is no init above it): it reaps orphans itself.
 - Guest uid mappings fail (``gofer: fork/exec /proc/self/exe: invalid argument``), so the guest runs as
   the slot's host uid itself: files it writes belong to that uid on the host, as in the bubblewrap tier.
-- The host's pids cgroup counts the Sentry's threads and ptrace stubs (58 idle, ~10 more per guest
-  process), not guest processes: ``max_processes`` is the guest's ``RLIMIT_NPROC``, which the Sentry
-  enforces, and the host's ``pids.max`` is only a backstop sized from it.
+- The host's pids cgroup counts the Sentry's threads and ptrace stubs, not guest processes:
+  ``max_processes`` is the guest's ``RLIMIT_NPROC``, which the Sentry enforces, and the host's limits
+  are sized for the Sentry in :mod:`.gvisor_limits`.
 - The host's memory cgroup charges the Sentry, guest memory included; past it the host kernel kills the
   Sentry and the sandbox is lost, so each process is also held to ``memory_gb`` of address space.
 """
@@ -36,10 +36,6 @@ STATE_DIR = "runsc"  # under root_dir: runsc's own records of its containers (it
 _TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ETC_SHARED = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
 _ETC_NETWORK = ("resolv.conf", "ssl", "ca-certificates", "gai.conf")
-# host tasks of one sandbox's Sentry: measured 58 idle and about 10 more per guest process
-SENTRY_BASE_TASKS = 128
-SENTRY_TASKS_PER_PROCESS = 12
-SENTRY_MEMORY_BYTES = 96 << 20  # the Sentry and gofer themselves (18-24 MB measured), with room for page tables
 _TIMEOUT_S = 30
 
 
@@ -124,4 +120,4 @@ def _known(state: Path, container: str) -> bool:
 
 
 __all__ = ["BUNDLE_DIR", "STATE_DIR", "container_id", "oci_spec", "write_bundle", "runsc_args",
-           "remove_container", "SENTRY_BASE_TASKS", "SENTRY_TASKS_PER_PROCESS", "SENTRY_MEMORY_BYTES"]
+           "remove_container"]

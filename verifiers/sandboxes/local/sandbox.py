@@ -20,7 +20,7 @@ from verifiers.sandboxes.errors import (
     SandboxNotRunningError,
     SandboxOOMError,
 )
-from verifiers.sandboxes.local import files, gvisor, image, slots
+from verifiers.sandboxes.local import files, gvisor, gvisor_limits, image, slots
 from verifiers.sandboxes.local.cgroups import Limits, SandboxCgroup
 from verifiers.sandboxes.local.config import LocalBackendConfig
 from verifiers.sandboxes.local.disk import IMAGE_NAME, mount_disk
@@ -156,8 +156,8 @@ class LocalSandbox:
         (threads, ptrace stubs) come on top: max_processes is then held inside, by RLIMIT_NPROC."""
         memory, processes = int(self.request.memory_gb * _GIB), self.request.max_processes
         if self.gvisor:
-            memory += gvisor.SENTRY_MEMORY_BYTES
-            processes = gvisor.SENTRY_BASE_TASKS + gvisor.SENTRY_TASKS_PER_PROCESS * processes
+            memory = gvisor_limits.memory_limit(memory, processes)
+            processes = gvisor_limits.pids_limit(processes)
         return Limits(memory, processes, self.request.cpu_cores)
 
     def _agent_config(self) -> dict[str, object]:
@@ -296,6 +296,12 @@ class LocalSandbox:
             sandbox_metrics().count_oom_kill("sandbox")
             self.record.error_message = "killed for memory"
             return SandboxOOMError(f"sandbox {self.record.id} ran out of memory and its agent was killed")
+        if self.gvisor and self.cgroup is not None and self.cgroup.pids_limit_hits() > 0:
+            # runsc panics when a clone of its own fails: gvisor_limits says when that can happen
+            self.record.error_message = "the gVisor Sentry reached the host's task limit (pids.max) and exited"
+            return SandboxNotRunningError(f"sandbox {self.record.id} stopped: {self.record.error_message}; "
+                                          f"max_processes={self.request.max_processes} is past what this host "
+                                          "lets one gVisor sandbox's Sentry use (docs/sandboxes.md)")
         self.record.error_message = "the agent exited"
         return SandboxNotRunningError(f"sandbox {self.record.id} stopped: its agent exited")
 
