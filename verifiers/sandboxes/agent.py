@@ -127,7 +127,7 @@ class Job:
         self.streams = [Stream(self, fd, agent.max_output) for fd in pipes]
         self.exited = self.timed_out = self.done = False
         self.returncode = 0
-        self.grace = None
+        self.grace: list | None = None  # the timer that waits for output after the exit
         self.timer = self.loop.later(timeout, self.on_timeout)
         on_exit(self.loop, self.pid, self.on_exit)
 
@@ -190,7 +190,7 @@ def spawn(argv: list, env: dict, cwd: str, capture: bool) -> tuple:
     agent is single-threaded, so it can change its own directory for the child.
     (``setsid`` needs glibc 2.26 or later.)
     """
-    actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)]
+    actions: list[tuple] = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)]
     ends: list = []
     if capture:
         ends = [os.pipe(), os.pipe()]
@@ -212,10 +212,9 @@ def spawn(argv: list, env: dict, cwd: str, capture: bool) -> tuple:
 
 def on_exit(loop: Loop, pid: int, callback) -> None:
     """Reap ``pid`` when it exits and call ``callback(wait status)``."""
-    def reap() -> None:
-        if pidfd is not None:
-            loop.unwatch(pidfd)
-            os.close(pidfd)
+    def reap() -> None:  # watched only once pidfd is open
+        loop.unwatch(pidfd)
+        os.close(pidfd)
         callback(os.waitpid(pid, 0)[1])
 
     def poll() -> None:
@@ -228,7 +227,6 @@ def on_exit(loop: Loop, pid: int, callback) -> None:
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):  # Python < 3.9 or kernel < 5.3: poll instead
-        pidfd = None
         loop.later(0.005, poll)
         return
     loop.watch(pidfd, reap)

@@ -19,6 +19,7 @@ shared by every client in it).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import weakref
 from pathlib import Path
 
@@ -94,7 +95,9 @@ class AsyncSandboxClient:
         """Kill everything in the sandbox and remove it (deleting twice is fine)."""
         await self.backend.delete(sandbox_id)
 
-    async def bulk_delete(self, sandbox_ids: list[str] | None = None, labels: list[str] | None = None) -> list[str]:
+    # builtins.list: below the method list(), the bare name means the method here
+    async def bulk_delete(self, sandbox_ids: builtins.list[str] | None = None,
+                          labels: builtins.list[str] | None = None) -> builtins.list[str]:
         """Delete the given sandboxes, or every live one carrying all ``labels``; returns the ids deleted."""
         if (sandbox_ids is None) == (labels is None):
             raise ValueError("bulk_delete takes sandbox_ids or labels, exactly one of them")

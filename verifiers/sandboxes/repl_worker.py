@@ -30,7 +30,7 @@ def run_cell(source: str, namespace: dict) -> dict:
             tree = ast.parse(source, "<cell>", "exec")
             last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             exec(compile(tree, "<cell>", "exec"), namespace)
-            if last is not None:
+            if isinstance(last, ast.Expr):
                 value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
                 if value is not None:
                     result = repr(value)

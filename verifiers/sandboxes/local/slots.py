@@ -118,10 +118,10 @@ def reap(root: Path, files_name: str, cgroups: CgroupDriver | None,
             before_release(slot)
         release(slot, path / files_name, cgroups)
         reaped += 1
-    for name in cgroups.names() if cgroups is not None else []:
-        if name not in live and not (root / name[1:]).exists():
-            cgroups.open(name).remove()
     if cgroups is not None:
+        for name in cgroups.names():
+            if name not in live and not (root / name[1:]).exists():
+                cgroups.open(name).remove()
         cgroups.balance()
     if reaped:
         logger.warning("reaped %d sandbox(es) left behind by a crashed process under %s", reaped, root)
