@@ -1,9 +1,10 @@
 """``configs/i3_mix/rl.toml`` runs as shipped: every environment of the mix trains and is evaluated, none fails.
 
-Two steps of the real stack (a vLLM server on CPU, the FSDP2 trainer, the orchestrator) on a fresh tiny model.
-Learning is not expected on the hard environments; the checks are that each environment's rollouts reach the
-batches (``share/<name>``), that no rollout fails (a multi-turn tool environment needs the server's tool
-parser, which the config sets), and that each environment has a held-out reward.
+Two steps of the real stack (a vLLM server on CPU, the FSDP2 trainer, the orchestrator, local sandboxes for
+code_problems and swe) on a fresh tiny model. Learning is not expected on the hard environments; the checks
+are that each environment's rollouts reach the batches (``share/<name>``), that no rollout fails (a multi-turn
+tool environment needs the server's tool parser, which the config sets; swe's longest issues need the
+8,192-token context), and that each environment has a held-out reward.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from trainer_adapter.rl_run import RLRunConfig
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "i3_mix" / "rl.toml"
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+MIX = {"arithmetic", "gsm8k", "science", "logic", "reverse-text", "multiply-tool", "code_problems", "deep-research",
+       "swe"}
 
 
 def test_the_mix_names_every_training_environment_and_no_eval_only_one() -> None:
     config = load_config(RLRunConfig, CONFIG)
     ids = {entry.id for entry in config.envs}
-    assert {"arithmetic", "gsm8k", "science", "logic", "reverse-text", "multiply-tool"} <= ids
+    assert ids == MIX
     assert not ids & {"math500", "humaneval"}
 
 
@@ -43,7 +46,7 @@ def test_two_steps_of_the_mix_reach_every_environment(tmp_path: Path) -> None:
     steps = [json.loads(line) for line in (out / "orchestrator_metrics.jsonl").read_text().splitlines()]
     assert len(steps) == 2 and steps[-1]["failed_rollouts"] == 0, done.stdout[-3000:]
     seen = {key.split("/", 1)[1] for step in steps for key in step if key.startswith("share/")}
-    assert seen == names  # 48 problems over six environments: each is drawn (a miss is ~1 in 10^3)
+    assert seen == names  # 80 problems over nine environments: each is drawn (a miss is ~1 in 1,400)
     evals = [json.loads(line) for line in (out / "eval_metrics.jsonl").read_text().splitlines()]
     assert {f"reward/{name}" for name in names} <= set(evals[-1])
     assert "rollout failed" not in done.stdout
