@@ -86,4 +86,5 @@ def pick_file(filenames: list[str]) -> str | None:
     """The file a direct reference should name: a pure-Python wheel, else the sdist, else None."""
     wheels = [f for f in filenames if f.endswith("-none-any.whl")]
     sdists = [f for f in filenames if f.endswith(".tar.gz")]
-    return (wheels or sdists or [None])[0]
+    chosen = wheels or sdists
+    return chosen[0] if chosen else None
