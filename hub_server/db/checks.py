@@ -20,6 +20,9 @@ RESCORE = "rescore"
 
 QUEUED, RUNNING = "queued", "running"
 PASSED, FAILED = "passed", "failed"  # contract outcomes
+# installed and loaded, but its rollouts need sandboxes of its own, which cannot start inside the check's:
+# not a verdict on the package (shown neutrally, never yanked by the owner's policy)
+NEEDS_SANDBOXES = "needs-sandboxes"
 RESCORED, MISMATCH, NOT_RESCORABLE = "rescored", "mismatch", "not-rescorable"  # re-scoring outcomes
 ERROR = "error"  # the check could not run (a sandbox that failed): nobody's verdict on the package
 

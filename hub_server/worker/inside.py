@@ -5,6 +5,11 @@ inside the sandbox; it prints one JSON line, the last line of its output, for th
 ``{"mode": "contract"}``: load the environment and run a few rollouts against the SDK's scripted
 OpenAI-compatible server, started here on the sandbox's own loopback (the sandbox has no other network).
 ``{"mode": "rescore"}``: score the given rollouts again with the environment's own rubric.
+
+An environment that runs its rollouts in sandboxes of its own (a ``SandboxEnv``: ``CodeEnv``, ``PythonEnv``,
+or a group holding one) is loaded but not run: sandboxes cannot start inside this one, so its rollouts and
+its rubric (which runs the model's code there) could only fail here, through no fault of the package. The
+report names the class instead (``needs_sandboxes``) for the worker to record as not checked.
 """
 
 from __future__ import annotations
@@ -35,6 +40,16 @@ def _rubrics(rubric: Any) -> list[Any]:
     return [rubric]
 
 
+def sandbox_classes(env: Any) -> list[str]:
+    """The classes of the environment (or of its group's members) that need sandboxes of their own."""
+    from verifiers.envs.sandbox_env import SandboxEnv
+
+    members = getattr(env, "envs", None)
+    if isinstance(members, list):
+        return [name for member in members for name in sandbox_classes(member)]
+    return [type(env).__name__] if isinstance(env, SandboxEnv) else []
+
+
 def _weight_bounds(rubric: Any) -> list[float] | None:
     """The reward's range if every reward function scores in [0, 1]: the sums of negative and positive weights."""
     try:
@@ -55,6 +70,10 @@ def contract(request: dict[str, Any], report: dict[str, Any]) -> None:
     env = vf.load_environment(request["name"])
     report["load_s"] = round(time.perf_counter() - start, 3)
     report["weight_bounds"] = _weight_bounds(env.rubric)
+    needs = sandbox_classes(env)
+    if needs:
+        report.update(stage="done", needs_sandboxes=needs)
+        return
     report["stage"] = "rollouts"
     start = time.perf_counter()
     with ScriptedServer(policy="echo", port=0).running() as base_url:
@@ -86,6 +105,11 @@ def rescore(request: dict[str, Any], report: dict[str, Any]) -> None:
 
     report.update(sdk_version=getattr(vf, "__version__", "unknown"), stage="load")
     env = vf.load_environment(request["name"], **request.get("env_args", {}))
+    needs = sandbox_classes(env)
+    if needs:
+        report.update(stage="done", rescorable=False,
+                      reason=f"the rubric runs code in sandboxes of its own ({', '.join(needs)})")
+        return
     judges = [type(r).__name__ for r in _rubrics(env.rubric)
               if any(c.__name__ in JUDGE_CLASSES for c in type(r).__mro__)]
     if judges:

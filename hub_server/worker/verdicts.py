@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hub_server.db.checks import ERROR, FAILED, MISMATCH, NOT_RESCORABLE, PASSED, RESCORED
+from hub_server.db.checks import ERROR, FAILED, MISMATCH, NEEDS_SANDBOXES, NOT_RESCORABLE, PASSED, RESCORED
 from hub_server.worker.sandbox_run import SandboxOutcome
 
 REWARD_TOLERANCE = 1e-6
@@ -41,13 +41,20 @@ def _as_reward(value: Any) -> float:
 def contract_verdict(outcome: SandboxOutcome, declared: tuple[float, float] | None, sdk_version: str) -> Verdict:
     """Passed when rollouts ran, every reward is finite and in range, and every rollout has the same metrics.
 
-    The range is the package's ``[tool.verifiers.check] reward_range``, else the rubric's weight bounds.
+    The range is the package's ``[tool.verifiers.check] reward_range``, else the rubric's weight bounds. An
+    environment whose rollouts need sandboxes of its own installed and loaded but ran none: not checked.
     """
     unfinished = _unfinished(outcome, sdk_version)
     if unfinished is not None:
         return unfinished
     report = outcome.report or {}
     base = _base(outcome, sdk_version)
+    needs = report.get("needs_sandboxes")
+    if needs:
+        base["needs_sandboxes"] = needs
+        return NEEDS_SANDBOXES, (f"not checked: {', '.join(map(str, needs))} runs its rollouts in sandboxes of its "
+                                 "own, which cannot start inside the check's sandbox; the wheel installed and "
+                                 "load_environment returned it"), base
     rollouts = report.get("rollouts") or []
     bounds = declared or (tuple(report["weight_bounds"]) if report.get("weight_bounds") else None)
     base.update(rollouts=rollouts, reward_range=list(bounds) if bounds else None)

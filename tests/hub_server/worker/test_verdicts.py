@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub_server.db.checks import ERROR, FAILED, MISMATCH, NOT_RESCORABLE, PASSED, RESCORED
+from hub_server.db.checks import ERROR, FAILED, MISMATCH, NEEDS_SANDBOXES, NOT_RESCORABLE, PASSED, RESCORED
 from hub_server.worker.loop import declared_range
 from hub_server.worker.sandbox_run import SandboxOutcome
 from hub_server.worker.verdicts import contract_verdict, rescore_verdict
@@ -60,3 +60,14 @@ def test_a_declared_range_is_taken_only_when_sound() -> None:
     for bad in ([2, 0], [0], ["a", 1], "0-1"):
         assert declared_range({"tool": {"verifiers": {"check": {"reward_range": bad}}}}) is None
     assert declared_range(None) is None and declared_range({"tool": {"verifiers": {"check": 3}}}) is None
+
+
+def test_an_environment_needing_sandboxes_is_not_checked_rather_than_failed() -> None:
+    loaded = SandboxOutcome({"stage": "done", "sdk_version": "0.3.0", "weight_bounds": [0, 1],
+                             "needs_sandboxes": ["HumanEvalEnv"]}, "log")
+    status, summary, report = contract_verdict(loaded, None, "x")
+    assert status == NEEDS_SANDBOXES and summary.startswith("not checked: HumanEvalEnv runs its rollouts in sandboxes")
+    assert report["needs_sandboxes"] == ["HumanEvalEnv"]
+    # the mark only counts once the environment loaded: one that raised while loading still fails
+    raised = SandboxOutcome({"stage": "load", "error": "ImportError: x", "needs_sandboxes": ["CodeEnv"]}, "log")
+    assert contract_verdict(raised, None, "x")[0] == FAILED
