@@ -7,10 +7,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: the hub extra installs the backport
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10: the hub extra installs the backport
+    import tomli as tomllib
 
 from hub_server.errors import BadRequest
 

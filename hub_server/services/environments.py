@@ -9,16 +9,17 @@ runs the package: this is text read from archives and metadata.
 
 from __future__ import annotations
 
+import sys
 import tarfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: the hub extra installs the backport
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10: the hub extra installs the backport
+    import tomli as tomllib
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
