@@ -120,7 +120,8 @@ class StagingArea:
         removed = sweep(root)
         if removed:
             log.info("removed %d staging file(s) left by stopped processes in %s", removed, root)
-        name, self._fd = _lock_own(root)
+        name, fd = _lock_own(root)
+        self._fd: int | None = fd  # None once closed
         self.path = root / name
         self.path.mkdir()
 
@@ -135,8 +136,9 @@ class StagingArea:
 
     def __del__(self) -> None:
         # Storages are made once per app; tests make many: give their descriptors back when they go.
-        if getattr(self, "_fd", None) is not None:
-            os.close(self._fd)  # type: ignore[arg-type]
+        fd = getattr(self, "_fd", None)  # absent when __init__ failed before taking the lock
+        if fd is not None:
+            os.close(fd)
 
 
 __all__ = ["StagingArea", "sweep"]
