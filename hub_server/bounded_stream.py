@@ -9,15 +9,21 @@ a tar archive means decompressing all of it; wrapped in :class:`BoundedReader`, 
 from __future__ import annotations
 
 import io
-from typing import IO, Any
+from typing import Any, Protocol
 
 from hub_server.errors import TooLarge
+
+
+class ByteSource(Protocol):
+    """What a :class:`BoundedReader` reads from: a binary file, a ``GzipFile``, any ``read(size) -> bytes``."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 class BoundedReader(io.RawIOBase):
     """Reads ``inner`` (forward only) and raises :class:`TooLarge` once more than ``limit`` bytes were read."""
 
-    def __init__(self, inner: IO[bytes], limit: int, what: str) -> None:
+    def __init__(self, inner: ByteSource, limit: int, what: str) -> None:
         super().__init__()
         self._inner = inner
         self.limit = limit
@@ -38,4 +44,4 @@ class BoundedReader(io.RawIOBase):
         return len(data)
 
 
-__all__ = ["BoundedReader"]
+__all__ = ["BoundedReader", "ByteSource"]
