@@ -69,7 +69,7 @@ def readable_projects(principal: Principal | None) -> ColumnElement[bool]:
         owners = owners & {principal.scope_owner_id}
     if not owners:
         return public
-    in_scope = Project.owner_id.in_(sorted(owners))
+    in_scope: ColumnElement[bool] = Project.owner_id.in_(sorted(owners))
     if principal.scope_project is not None:
         in_scope = and_(in_scope, Project.normalized == principal.scope_project)
     return or_(public, in_scope)
