@@ -132,7 +132,7 @@ def list_projects(session: Session, principal: Principal | None, owner: str | No
 
 
 def matching_projects(principal: Principal | None, text: str = "", owner: str | None = None,
-                      tag: str = "") -> Select[tuple[int]]:
+                      tag: str = "") -> Select[int]:
     """A query for the ids of projects the caller may see that match, all filtering done by the database.
 
     ``text`` (case-insensitive) must occur in the name, or in some version's summary or keywords;
