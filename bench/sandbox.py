@@ -4,18 +4,20 @@ Figures: command latency (p50/p99) and throughput at 1 and 32 in flight, for a
 command run in a sandbox (through its agent) and the same command run as a
 plain ``bash -c`` subprocess of this process; create-to-ready latency, cold and
 from a warm pool; and how many idle sandboxes this machine holds (start time,
-memory, every one answering)::
+memory, every one answering); and the isolation tiers side by side (``--tiers``: bubblewrap and
+gVisor by default), each tier's create-to-ready and exec latency in the same run::
 
     .venv/bin/python bench/sandbox.py                     # everything, 256 live sandboxes
     .venv/bin/python bench/sandbox.py --quick             # a smoke run, a few seconds
     .venv/bin/python bench/sandbox.py --only exec --repeats 7 --json sandbox.json
+    .venv/bin/python bench/sandbox.py --only tiers         # bubblewrap beside gVisor, under a minute
 
 The exec figures are the medians over ``--repeats`` rounds; in each round the
 sandbox and the bare runs go back to back (alternating which goes first), and
 the ratio is taken within the round, so load from other work on the machine
 hits both sides alike.
 
-Needs bubblewrap (``bash scripts/setup_sandbox.sh``); run as root for the full isolation.
+Needs bubblewrap (``bash scripts/setup_sandbox.sh``); run as root for the full isolation (and for gVisor).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from verifiers.sandboxes import AsyncSandboxClient, CreateSandboxRequest, LocalBackend, LocalBackendConfig
+from verifiers.sandboxes.local.config import Tier
+
+TIERS: tuple[Tier, ...] = ("bubblewrap", "gvisor")
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -120,6 +125,28 @@ async def bench_create(root: Path, count: int, pool: int) -> dict[str, float]:
     return _summary(latencies, sum(latencies))
 
 
+async def bench_tier(root: Path, tier: Tier, creates: int, execs: int) -> dict[str, Any]:
+    """One tier's create → ready (one at a time) and exec latency of ``true`` (one in flight)."""
+    backend = LocalBackend(LocalBackendConfig(root_dir=root, tier=tier))
+    client = AsyncSandboxClient(backend)
+    try:
+        caps = await backend.start()
+        created = []
+        for _ in range(creates):
+            started = time.perf_counter()
+            box = await client.create(CreateSandboxRequest(labels=["tier"]))
+            await client.wait_for_creation(box.id, timeout=60)
+            created.append(time.perf_counter() - started)
+        await _in_sandbox(client, box.id, "true")  # warm the agent once
+        started = time.perf_counter()
+        latencies = [await _in_sandbox(client, box.id, "true") for _ in range(execs)]
+        exec_summary = _summary(latencies, time.perf_counter() - started)
+        await client.bulk_delete(labels=["tier"])
+    finally:
+        await backend.close()
+    return {"isolation": caps.summary(), "create": _summary(created, sum(created)), "exec_true": exec_summary}
+
+
 def _available_bytes() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -157,6 +184,10 @@ def _print(report: dict[str, Any]) -> None:
               f"{s['per_s']:>11.0f}{b['per_s']:>9.0f}{row['p50_ratio']:>7.2f}{spread:>20}")
     for name, row in report["create"].items():
         print(f"create → ready ({name}): p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms (n={row['n']})")
+    for tier, row in report.get("tiers", {}).items():
+        print(f"tier {tier:<11} create → ready p50 {row['create']['p50_ms']:7.1f} ms (n={row['create']['n']}), "
+              f"exec `true` p50 {row['exec_true']['p50_ms']:6.1f} ms, p99 {row['exec_true']['p99_ms']:6.1f} ms "
+              f"(n={row['exec_true']['n']})")
     live = report.get("live")
     if live:
         print(f"live: {live['sandboxes']} sandboxes ready in {live['all_ready_s']:.1f} s, "
@@ -226,6 +257,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         if args.only in (None, "create"):
             report["create"]["cold"] = await bench_create(root, 40 // scale, pool=0)
             report["create"]["warm pool"] = await bench_create(root, 40 // scale, pool=4)
+        if args.only in (None, "tiers"):
+            report["tiers"] = {tier: await bench_tier(root / tier, tier, 12 // scale, 200 // scale)
+                               for tier in args.tiers}
         if args.live and args.only in (None, "live"):
             report["live"] = await bench_live(client, 16 if args.quick else args.live)
     finally:
@@ -240,7 +274,9 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="a quarter of the runs and 16 live sandboxes")
     parser.add_argument("--live", type=int, default=256, help="idle sandboxes to hold at once (0: skip)")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of each exec comparison (medians reported)")
-    parser.add_argument("--only", choices=("exec", "create", "live"), help="run one part only")
+    parser.add_argument("--only", choices=("exec", "create", "live", "tiers"), help="run one part only")
+    parser.add_argument("--tiers", type=lambda text: text.split(","), default=list(TIERS),
+                        help="comma-separated isolation tiers to compare (default: bubblewrap,gvisor)")
     parser.add_argument("--cpu-weight", choices=("per_sandbox", "shared"), default="per_sandbox",
                         help="LocalBackendConfig.cpu_weight of the sandboxes measured")
     parser.add_argument("--no-own-cgroup", dest="own_cgroup", action="store_false",
@@ -250,6 +286,8 @@ if __name__ == "__main__":
     options = parser.parse_args()
     if options.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if not options.tiers or set(options.tiers) - set(TIERS):
+        parser.error(f"--tiers takes a comma-separated list of {', '.join(TIERS)}, got {','.join(options.tiers)}")
     result = asyncio.run(main(options))
     _print(result)
     if options.json:
