@@ -91,7 +91,7 @@ class RolloutRow:
 @dataclass(frozen=True)
 class RolloutList:
     rows: list[RolloutRow]
-    counts: dict[str, int]  # per ``Show``
+    counts: dict[Show, int]  # rows of each kind, over every page
     matching: int  # rows the filter selects, over every page
     threshold: float
 
