@@ -91,7 +91,8 @@ def rescore_verdict(outcome: SandboxOutcome, pushed: dict[int, float], sdk_versi
     if not report.get("rescorable"):
         return NOT_RESCORABLE, str(report.get("reason", "not re-scorable")), base
     scores = {int(s["position"]): _as_reward(s["reward"]) for s in report.get("scores") or []}
-    compared = [{"position": p, "pushed": pushed[p], "rescored": scores.get(p)} for p in sorted(pushed)]
+    compared: list[dict[str, Any]] = [{"position": p, "pushed": pushed[p], "rescored": scores.get(p)}
+                                      for p in sorted(pushed)]
     base["compared"] = compared
     wrong = [c for c in compared if c["rescored"] is None or not math.isfinite(c["rescored"])
              or abs(c["rescored"] - c["pushed"]) > REWARD_TOLERANCE]
