@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hub_server.context import hub_of
 from hub_server.errors import BadRequest, Forbidden, NotFound, RateLimited
 from hub_server.names import check_version
-from hub_server.services.eval_rollouts import SHOWS
+from hub_server.services.eval_rollouts import SHOWS, Show
 from hub_server.services.listing import SORTS, list_environments
 from hub_server.services.owners import owner_profile
 from hub_server.web import session as web_session
@@ -163,7 +163,7 @@ def eval_result(owner: str, name: str, result_id: str, request: Request, show: T
     number = _number(result_id)
     if number is None:
         return _not_found(request, f"{result_id!r} is not an eval result")
-    chosen = next((s for s in SHOWS if s == show), "all")
+    chosen: Show = next((s for s in SHOWS if s == show), "all")
     with hub_of(request).db.read() as session:
         try:
             view = eval_page(session, web_session.web_principal(request), owner, name, number, chosen, page_number)
