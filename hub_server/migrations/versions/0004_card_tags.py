@@ -35,9 +35,10 @@ def _tags_of(versions: list[tuple[str, bool, bool, str]]) -> str:
     ordered = sorted(versions, key=lambda v: Version(v[0]))
     candidates = [v for v in ordered if v[2] and not v[1]]
     stable = [v for v in candidates if not Version(v[0]).is_prerelease]
-    shown = (stable or candidates or ordered or [None])[-1]
-    if shown is None:
+    chosen = stable or candidates or ordered
+    if not chosen:
         return ""
+    shown = chosen[-1]
     tags = dict.fromkeys(" ".join(word.split())[:50].lower() for word in shown[3].split(","))
     tags.pop("", None)
     return f",{','.join(list(tags)[:30])}," if tags else ""
