@@ -17,8 +17,9 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import ScalarSelect, func, select, update
+from sqlalchemy import CursorResult, ScalarSelect, func, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -102,11 +103,12 @@ class DownloadCounter:
                     for (name, day), count in batch.items():
                         if name not in ids:
                             continue  # not a file of this Hub (the route answered 404 before counting)
-                        changed = session.execute(
+                        # an UPDATE's result is a CursorResult, with rowcount; Session.execute is typed for SELECTs
+                        changed = cast(CursorResult, session.execute(
                             update(DownloadCount)
                             .where(DownloadCount.file_id == ids[name], DownloadCount.day == day)
                             .values(count=DownloadCount.count + count)
-                        ).rowcount
+                        )).rowcount
                         if not changed:
                             session.add(DownloadCount(file_id=ids[name], day=day, count=count))
                 return
