@@ -101,7 +101,9 @@ def _installed_sha256(meta: RunMetadata) -> set[str]:
     package = meta.version_info.get("environment_package") or {}
     if not isinstance(package, dict):
         return set()
-    hashes = package.get("archive_hashes") if isinstance(package.get("archive_hashes"), dict) else {}
+    hashes = package.get("archive_hashes")
+    if not isinstance(hashes, dict):
+        hashes = {}
     found = {hashes.get("sha256"), package.get("wheel_sha256")}
     return {h.lower() for h in found if isinstance(h, str)}
 
