@@ -56,7 +56,7 @@ def _download(client: HubClient, url: str, sha256: str, target: Path) -> None:
 
 def _checked_members(archive: tarfile.TarFile) -> tuple[str, list[tarfile.TarInfo]]:
     """The single top-level folder and the members, after refusing anything unsafe."""
-    members = []
+    members: list[tarfile.TarInfo] = []
     tops: set[str] = set()
     total = 0
     for member in archive:
