@@ -79,7 +79,7 @@ async def any_client(request: pytest.FixtureRequest, backend: LocalBackend,
                      sandbox_root: Path, tier: Tier) -> AsyncIterator[AsyncSandboxClient]:
     """The contract suite's client: the same tests against the local (each tier) and the Kubernetes backend."""
     if request.param == "kubernetes" and tier != "bubblewrap":
-        pytest.skip("the Kubernetes fleet's executors run the default tier (covered by the bubblewrap run)")
+        pytest.skip("n/a: the Kubernetes fleet's executors run the default tier (covered by the bubblewrap run)")
     if request.param == "local":
         yield AsyncSandboxClient(backend)
         return

@@ -327,7 +327,7 @@ def _runsc_reaper(config: LocalBackendConfig, caps: Capabilities) -> Callable[[s
     state = config.root_dir / gvisor.STATE_DIR
 
     def reap(slot: slots.Slot) -> None:
-        gvisor.remove_container(caps.runsc or "runsc", state, gvisor.container_id(config.root_dir, slot.number))
+        gvisor.remove_slot_containers(caps.runsc or "runsc", state, gvisor.slot_prefix(config.root_dir, slot.number))
 
     return reap
 

@@ -39,9 +39,16 @@ _ETC_NETWORK = ("resolv.conf", "ssl", "ca-certificates", "gai.conf")
 _TIMEOUT_S = 30
 
 
-def container_id(root_dir: Path, slot_number: int) -> str:
-    """runsc's name for a slot's container: unique per root and slot, so a reaper finds it again."""
-    return f"vf-{hashlib.sha256(str(root_dir).encode()).hexdigest()[:10]}-s{slot_number}"
+def slot_prefix(root_dir: Path, slot_number: int) -> str:
+    """The start of the names of a slot's containers: a reaper that knows only the slot finds them by it."""
+    return f"vf-{hashlib.sha256(str(root_dir).encode()).hexdigest()[:10]}-s{slot_number}-"
+
+
+def container_id(root_dir: Path, slot_number: int, sandbox_id: str) -> str:
+    """runsc's name for one sandbox's container. Unique per sandbox, not per slot: runsc drops its record of
+    an ended container a moment after ``runsc run`` returns, and a slot's next sandbox, named alike, could
+    then meet it ("container already exists")."""
+    return slot_prefix(root_dir, slot_number) + "".join(c for c in sandbox_id if c.isalnum())[:16]
 
 
 def _bind(source: Path | str, target: str, writable: bool = False) -> dict[str, Any]:
@@ -114,10 +121,23 @@ def remove_container(runsc: str, state: Path, container: str) -> None:
             pass
 
 
+def remove_slot_containers(runsc: str, state: Path, prefix: str) -> None:
+    """Remove every container runsc still knows whose name starts with ``prefix`` (a dead owner's, by slot)."""
+    for container in sorted(name for name in _containers(state) if name.startswith(prefix)):
+        remove_container(runsc, state, container)
+
+
+def _containers(state: Path) -> set[str]:
+    """The containers runsc keeps records of under ``state`` (files ``<id>_sandbox:<id>.state`` and ``.lock``)."""
+    if not state.exists():
+        return set()
+    return {entry.name.split("_sandbox:", 1)[0] for entry in os.scandir(state) if "_sandbox:" in entry.name}
+
+
 def _known(state: Path, container: str) -> bool:
-    """Whether runsc keeps any record (state file, lock) naming ``container`` under ``state``."""
-    return state.exists() and any(container in entry.name for entry in os.scandir(state))
+    """Whether runsc keeps any record (state file, lock) of ``container`` under ``state``."""
+    return container in _containers(state)
 
 
-__all__ = ["BUNDLE_DIR", "STATE_DIR", "container_id", "oci_spec", "write_bundle", "runsc_args",
-           "remove_container"]
+__all__ = ["BUNDLE_DIR", "STATE_DIR", "container_id", "oci_spec", "remove_container", "remove_slot_containers",
+           "runsc_args", "slot_prefix", "write_bundle"]

@@ -92,7 +92,7 @@ class LocalSandbox:
     def container(self) -> str:
         """runsc's name for this sandbox's container (the gVisor tier)."""
         assert self.slot is not None
-        return gvisor.container_id(self.host.config.root_dir, self.slot.number)
+        return gvisor.container_id(self.host.config.root_dir, self.slot.number, self.record.id)
 
     def areas(self) -> dict[str, str]:
         """Sandbox path prefix → host directory, for file transfer."""

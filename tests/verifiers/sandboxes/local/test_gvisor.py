@@ -77,7 +77,7 @@ async def test_a_dead_owners_gvisor_sandboxes_are_reaped_by_the_next_backend(san
     try:
         ids = json.loads(owner.stdout.readline())
         slots = [slot_of(root, i) for i in ids]
-        names = [gvisor.container_id(root, int(s.name)) for s in slots]
+        names = [gvisor.container_id(root, int(s.name), i) for s, i in zip(slots, ids)]
         assert sorted(names) == sorted(_runsc_containers(root))
         # The owner and each `runsc run` die at once (as under a supervisor's SIGKILL of the whole tree).
         # Killed alone, the owner would close the agents' stdin and runsc would clean up by itself.
