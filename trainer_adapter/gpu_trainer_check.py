@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from trainer_adapter.config import load_config, parse_override
 from trainer_adapter.main_job import ENV_ID, MainJobConfig, sft_run_config
@@ -219,7 +219,8 @@ def _sample(
 
     device = _device()
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(weights, dtype=dtype).to(device).eval()
+    # transformers wraps Module.to with functools.wraps, whose typing keeps the unbound method's first parameter
+    model = AutoModelForCausalLM.from_pretrained(weights, dtype=dtype).to(device).eval()  # type: ignore[arg-type]
     tokenizer = AutoTokenizer.from_pretrained(weights)
     tokenizer.padding_side = "left"
     texts = [tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
@@ -232,7 +233,10 @@ def _sample(
     # the sampling distribution is softmax(logits / temperature) (no top-k/top-p): the tokens' logprobs under it
     steps = torch.stack(out.logits, dim=1).float() / temperature
     chosen = torch.log_softmax(steps, dim=-1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
-    prompt_ids, completions, logprobs, replies = [], [], [], []
+    prompt_ids: list[list[int]] = []
+    completions: list[list[int]] = []
+    logprobs: list[list[float]] = []
+    replies: list[str] = []
     for i in range(len(prompts)):
         ids = new[i].tolist()
         length = ids.index(tokenizer.eos_token_id) + 1 if tokenizer.eos_token_id in ids else len(ids)
@@ -240,7 +244,8 @@ def _sample(
         prompt_ids.append(batch["input_ids"][i][mask].tolist())
         completions.append(ids[:length])
         logprobs.append(chosen[i, :length].tolist())
-        replies.append(tokenizer.decode(ids[:length], skip_special_tokens=True))
+        # one sequence decodes to one string (decode's annotation covers a batch's list of them too)
+        replies.append(cast(str, tokenizer.decode(ids[:length], skip_special_tokens=True)))
     return prompt_ids, completions, logprobs, replies
 
 

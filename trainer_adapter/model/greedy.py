@@ -23,7 +23,8 @@ def greedy_replies(
     device: str = "cpu",
 ) -> list[str]:
     """The model's greedy reply (up to its end-of-turn token) to each chat prompt, computed in float32 on ``device``."""
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
+    # transformers wraps Module.to with functools.wraps, whose typing keeps the unbound method's first parameter
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()  # type: ignore[arg-type]
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "left"
     replies: list[str] = []
