@@ -45,14 +45,22 @@ class RubricGroup(Rubric):
         self._setup(parser, parallelize_scoring)
         self._set_extra_attributes(kwargs)
 
-    # The group owns no functions of its own: these views are read-only.
+    # The group owns no functions of its own: these are views of its rubrics' lists, and setting one is refused.
     @property
-    def funcs(self) -> list[Callable[..., Any]]:  # type: ignore[override]
+    def funcs(self) -> list[Callable[..., Any]]:
         return self.get_reward_funcs()
 
+    @funcs.setter
+    def funcs(self, value: list[Callable[..., Any]]) -> None:
+        raise AttributeError("a RubricGroup's reward functions are its rubrics': change a member rubric instead")
+
     @property
-    def weights(self) -> list[float]:  # type: ignore[override]
+    def weights(self) -> list[float]:
         return self.get_reward_weights()
+
+    @weights.setter
+    def weights(self, value: list[float]) -> None:
+        raise AttributeError("a RubricGroup's weights are its rubrics': change a member rubric instead")
 
     def get_reward_func_names(self) -> list[str]:
         return [name for rubric in self.rubrics for name in rubric.get_reward_func_names()]

@@ -117,3 +117,12 @@ async def test_nested_groups_and_unknown_kwargs():
     assert score.metrics["half"] == 1.0
     with pytest.raises(TypeError, match="shadow"):
         RubricGroup([inner], funcs=[half])
+
+
+def test_a_groups_lists_are_views_that_cannot_be_set():
+    group = group_of_two()
+    with pytest.raises(AttributeError, match="change a member rubric"):
+        group.funcs = [half]
+    with pytest.raises(AttributeError, match="change a member rubric"):
+        group.reward_weights = [1.0, 1.0, 1.0, 1.0]  # 0.1.x's name writes the same list
+    assert group.get_reward_weights() == [1.0, 0.0, 2.0, 3.0]
