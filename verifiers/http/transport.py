@@ -26,8 +26,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from contextlib import contextmanager
+from typing import cast
 
 import httpx
 
@@ -164,7 +165,8 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         try:
             body: bytes | AsyncIterator[bytes] = request.content
         except httpx.RequestNotRead:
-            body = request.stream.__aiter__()  # type: ignore[union-attr]  # a streamed upload: sent once
+            # a streamed upload, sent once; an async client's requests carry async streams (the type allows sync)
+            body = cast(AsyncIterable[bytes], request.stream).__aiter__()
         chunked = "chunked" in request.headers.get("transfer-encoding", "").lower()
         head = encode_request_head(request.method.encode(), request.url.raw_path, request.headers.raw)
         while True:
