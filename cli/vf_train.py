@@ -77,6 +77,8 @@ def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool 
         option = typer.Option(_flag(f.path), help=f.description, metavar=f.type_name.upper(), show_default=False)
         params.append(inspect.Parameter(f.path.replace(".", "__"), inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Annotated[str | None, option]))
+    # typer reads the parameters through inspect.signature, which honours __signature__ on any function;
+    # typeshed's FunctionType does not declare that attribute
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     return command
 
