@@ -7,7 +7,7 @@ dicts when a run is opened. Ours indexes a few fields per line, up to ``Limits.m
 record again when it is shown (``verifiers/viewer/rollouts.py``).
 
 Each size gets one run folder written the way ``vf-eval`` writes it (``state_to_output`` records through
-``ResultsWriter``; tool-use rollouts of 3-4 KB: a system and a user message, three assistant turns with a tool
+``ResultsWriter``; tool-use rollouts of about 4 KB: a system and a user message, three assistant turns with a tool
 call and its result, a final answer; groups of 4 in shuffled example order; 2 % errored). Both viewers run
 their real Textual app headless (``App.run_test``, Textual 8.2.8 in both venvs), each in a worker process with
 its own venv's python, started outside the repo. The worker measures:
@@ -21,8 +21,8 @@ its own venv's python, started outside the repo. The worker measures:
 
 SDKs alternate run by run; figures are medians of ``--repeats`` runs, ratios the median of paired runs::
 
-    .venv/bin/python bench/viewer.py                          # 1k, 10k, 100k rollouts, 3 repeats (~4 min)
-    .venv/bin/python bench/viewer.py --sizes 1000 --repeats 1 # smoke run, ~20 s
+    .venv/bin/python bench/viewer.py                          # 1k, 10k, 100k rollouts, 3 repeats (3-6 min)
+    .venv/bin/python bench/viewer.py --sizes 1000 --repeats 1 # smoke run, ~15 s
 
 Internally ``python bench/viewer.py worker ...`` is the worker (one ``RESULT {json}`` line on stdout).
 """
@@ -144,7 +144,10 @@ async def _drive_ours(outputs: Path, started: float, max_rows: int | None) -> di
     from verifiers.viewer.screens import RolloutsScreen, RunsScreen, TranscriptScreen
 
     limits = Limits() if max_rows is None else Limits(max_rows=max_rows, max_bytes=2**62)
-    app = ViewerApp(discover_runs(outputs), outputs)  # what cli/vf_tui.py starts
+    discovery = discover_runs(outputs)
+    if not discovery.runs:
+        raise SystemExit(f"no run under {outputs}")
+    app = ViewerApp(discovery, outputs)  # what cli/vf_tui.py starts
     async with app.run_test(size=SIZE) as pilot:
         await _until_shown(pilot, RunsScreen)
         figures = {"first_screen_s": time.perf_counter() - started, "rss_first_mib": _peak_rss_mib()}
@@ -173,10 +176,13 @@ async def _drive_original(outputs: Path, started: float) -> dict[str, Any]:
     from verifiers.scripts.tui import SelectEnvScreen, VerifiersTUI, ViewRunScreen
 
     app = VerifiersTUI(env_dir_path=str(outputs / "no-environments"), outputs_dir_path=str(outputs))
+    runs = app.index.get("bench", {}).get("scripted")
+    if not runs:
+        raise SystemExit(f"no run under {outputs}")
     async with app.run_test(size=SIZE) as pilot:
         await _until_shown(pilot, SelectEnvScreen)
         figures = {"first_screen_s": time.perf_counter() - started, "rss_first_mib": _peak_rss_mib()}
-        run = app.index["bench"]["scripted"][0]
+        run = runs[0]
         start = time.perf_counter()
         screen = ViewRunScreen(run)  # the run list's Enter reads every record here, then shows the screen
         figures["read_s"] = time.perf_counter() - start
