@@ -31,11 +31,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_FILE = Path(__file__).resolve().parent / "envs" / "bench_envs.py"
-PYTHONS = {"ours": ROOT / ".venv" / "bin" / "python", "original": ROOT / ".venv-vf030" / "bin" / "python"}
+PYTHONS = {"ours": ROOT / ".venv" / "bin" / "python", "original": ROOT / ".venv-vf030" / "bin" / "python",
+           "ours-aiohttp": ROOT / ".venv" / "bin" / "python", "ours-httpx": ROOT / ".venv" / "bin" / "python"}
+MAINTAINED = ("ours-aiohttp", "ours-httpx")
+"""This SDK on maintained transports instead of its hand-written HTTP/1.1 client (issue 13's comparison)."""
 POLICIES = {"multiturn": "turns:3", "tool": "tools:2"}
 MODEL = "scripted"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CLIENTS_NOTE = ("client (ours): verifiers.http.make_openai_client, as vf-eval builds it; "
+                "ours-aiohttp / ours-httpx: AsyncOpenAI on openai's DefaultAioHttpClient / DefaultAsyncHttpxClient; "
                 "client (original): 0.3.0's vf-eval ClientConfig -> OpenAIChatCompletionsClient on httpx's pool")
 
 
@@ -75,11 +79,24 @@ def _client(sdk: str, base_url: str, concurrency: int) -> tuple[Any, dict[str, A
         from verifiers.http import make_openai_client
 
         return make_openai_client(base_url, api_key="bench", max_connections=2 * concurrency, max_retries=0), {}
+    if sdk in MAINTAINED:
+        return _maintained_client(sdk, base_url, 2 * concurrency), {}
     from verifiers.types import ClientConfig
 
     os.environ["BENCH_API_KEY"] = "bench"
     config = ClientConfig(api_key_var="BENCH_API_KEY", api_base_url=base_url)
     return config, {"on_start": lambda *a, **k: None, "on_progress": lambda *a, **k: None}
+
+
+def _maintained_client(sdk: str, base_url: str, connections: int) -> Any:
+    """``AsyncOpenAI`` on openai's own aiohttp or httpx client, with the connection limit ours gets."""
+    import httpx2  # openai 3.x's HTTP layer, which both of its clients are built on
+    import openai
+
+    limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+    http = openai.DefaultAioHttpClient if sdk == "ours-aiohttp" else openai.DefaultAsyncHttpxClient
+    return openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, timeout=600.0,
+                              http_client=http(limits=limits, timeout=600.0))
 
 
 async def _worker(args: argparse.Namespace) -> dict[str, Any]:
@@ -226,19 +243,21 @@ def configs(args: argparse.Namespace) -> list[Config]:
 
 
 def format_table(summary: dict[str, dict[str, dict[str, float]]]) -> str:
-    head = (f"{'config':<22}{'sdk':<10}{'rollouts/s':>11}{'CPU ms/rollout':>16}{'peak RSS MiB':>14}"
+    head = (f"{'config':<22}{'sdk':<14}{'rollouts/s':>11}{'CPU ms/rollout':>16}{'peak RSS MiB':>14}"
             f"{'server CPU':>12}{'msgs':>6}{'in flight':>11}")
     lines = [head, "-" * len(head)]
     for name, by_sdk in summary.items():
         for sdk, s in by_sdk.items():
-            if sdk == "ratio":
+            if sdk.startswith("ratio"):
                 continue
-            lines.append(f"{name:<22}{sdk:<10}{s['rollouts_per_s']:>11.0f}{s['cpu_ms_per_rollout']:>16.2f}"
+            lines.append(f"{name:<22}{sdk:<14}{s['rollouts_per_s']:>11.0f}{s['cpu_ms_per_rollout']:>16.2f}"
                          f"{s['peak_rss_mib']:>14.0f}{s['server_util']:>11.0%}{s['mean_messages']:>6.1f}"
                          f"{s['peak_in_flight']:>11.0f}")
-        if "ratio" in by_sdk:
-            r = by_sdk["ratio"]
-            lines.append(f"{'':<22}{'ours/orig':<10}{r['rollouts_per_s']:>10.2f}x{r['cpu_ms_per_rollout']:>15.2f}x"
+        for key, label in [("ratio", "ours/orig"), *((f"ratio {m}", f"{m[5:]}/ours") for m in MAINTAINED)]:
+            if key not in by_sdk:
+                continue
+            r = by_sdk[key]
+            lines.append(f"{'':<22}{label:<14}{r['rollouts_per_s']:>10.2f}x{r['cpu_ms_per_rollout']:>15.2f}x"
                          f"{r['peak_rss_mib']:>13.2f}x")
     lines.append(CLIENTS_NOTE)
     return "\n".join(lines)
@@ -248,7 +267,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per (config, SDK); figures are medians")
     parser.add_argument("--quick", action="store_true", help="small smoke configuration, one repeat")
-    parser.add_argument("--only", choices=("ours", "original"), help="run one SDK only")
+    parser.add_argument("--only", nargs="+", choices=sorted(PYTHONS), default=["ours", "original"],
+                        help="the SDKs (and transports) to run; ours-aiohttp / ours-httpx: this SDK on openai's "
+                        "aiohttp or httpx client instead of its own (default: ours original)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[256, 1024])
     parser.add_argument("--rollouts-factor", type=int, default=4, help="rollouts per config = factor x concurrency")
     parser.add_argument("--inflight", type=int, default=10_000, help="rollouts all in flight at once (0: skip)")
@@ -275,20 +296,23 @@ def tabulate(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]
     done = [r for r in runs if "failed" not in r]
     for name in dict.fromkeys(r["config"] for r in done):
         by_sdk = {sdk: sorted((r for r in done if r["config"] == name and r["sdk"] == sdk), key=lambda r: r["repeat"])
-                  for sdk in ("ours", "original")}
+                  for sdk in PYTHONS}
         summary[name] = {sdk: summarize(rs) for sdk, rs in by_sdk.items() if rs}
-        if all(by_sdk.values()):
+        if by_sdk["ours"] and by_sdk["original"]:
             summary[name]["ratio"] = paired_ratios(by_sdk["ours"], by_sdk["original"])
+        for sdk in MAINTAINED:  # the maintained transport against the hand-written one, run by run
+            if by_sdk[sdk] and by_sdk["ours"]:
+                summary[name][f"ratio {sdk}"] = paired_ratios(by_sdk[sdk], by_sdk["ours"])
     return summary
 
 
 def measure(args: argparse.Namespace, pythons: dict[str, Path]) -> list[dict[str, Any]]:
-    sdks = [args.only] if args.only else ["ours", "original"]
+    sdks = list(dict.fromkeys(args.only))
     runs: list[dict[str, Any]] = []
     for config in configs(args):
-        config_sdks = sdks if config.delay_ms == 0 or args.inflight_original else [s for s in sdks if s == "ours"]
+        config_sdks = sdks if config.delay_ms == 0 or args.inflight_original else [s for s in sdks if s != "original"]
         for repeat in range(args.repeats):
-            for sdk in config_sdks if repeat % 2 == 0 else config_sdks[::-1]:  # alternate who runs first
+            for sdk in config_sdks[repeat % len(config_sdks):] + config_sdks[:repeat % len(config_sdks)]:  # rotate
                 try:
                     result = run_once(sdk, config, pythons[sdk], args.timeout)
                 except (RuntimeError, subprocess.TimeoutExpired) as error:
@@ -317,8 +341,8 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.from_json:
         return report([r for path in args.from_json for r in json.loads(path.read_text())["runs"]])
-    pythons = {"ours": PYTHONS["ours"], "original": args.original_python}
-    for sdk in [args.only] if args.only else ["ours", "original"]:
+    pythons = {**PYTHONS, "original": args.original_python}
+    for sdk in args.only:
         if not pythons[sdk].exists():
             print(f"missing {sdk} python at {pythons[sdk]} (see scripts/original_venv.sh)", file=sys.stderr)
             return 2
