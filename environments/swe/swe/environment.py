@@ -6,9 +6,9 @@ made by mutating its source; the prompt is an issue made from the failing tests'
 
 A good answer changes the project's code so that every FAIL_TO_PASS test passes and every PASS_TO_PASS
 test still passes; that is reward 1, anything else 0. The tests run inside the sandbox after the rollout,
-with the test files restored from the pristine tree. A sandbox that fails (it cannot start, dies, or the
-grading cannot run) is an infrastructure error: the rollout carries the ``SandboxError`` in
-``state["error"]`` instead of a score.
+in a fresh copy of the pristine tree holding only the model's library changes. A sandbox that fails (it
+cannot start, dies, or the grading cannot run) is an infrastructure error: the rollout carries the
+``SandboxError`` in ``state["error"]`` instead of a score.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An image holds what a rollout of one instance needs and nothing more: ``repo/``, the project with the
 instance's bug already applied, and ``pytest/``, the pytest modules compiled by the interpreter the sandbox
 runs. The local backend bind-mounts it (``CreateSandboxRequest.image_dir``): nothing is uploaded or unpacked
-per rollout; the sandbox copies ``repo/`` into the workspace, and grading restores test files from it.
+per rollout; the sandbox copies ``repo/`` into the workspace, and grading builds its own tree from it.
 
 Why per instance and not per project: a sandbox can read all of ``/image``, so a pristine tree there would
 hand the model the fix (``diff -r``). The bug patches change only library code (the data tests check it),
