@@ -16,12 +16,14 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from verifiers.viewer.lazy_table import LazyTable
 from verifiers.viewer.reward_filter import RewardFilter
 from verifiers.viewer.rollouts import Limits, RolloutIndex, RolloutRow, in_example_order, load_rollouts, read_rollout
 from verifiers.viewer.runs import RESULTS, Discovery, RunSummary
 from verifiers.viewer.transcript import Block, Kind, transcript_blocks
 
 _NOTE_CHARS = 120
+_INDENT = "  "
 _STYLES: dict[Kind, str] = {
     "scores": "bold magenta", "error": "bold red", "system": "bold yellow", "user": "bold green",
     "assistant": "bold cyan", "tool": "bold blue", "tool_call": "bold blue", "other": "bold", "note": "bold red",
@@ -98,27 +100,27 @@ class RolloutsScreen(Screen[None]):
         title = f"{self.run.env_id} · {self.run.model} · {self.run.date} · {self.run.size} · {self.run.status}"
         yield Static(Text(title, style="bold"), id="title")
         yield Static(id="status")
-        yield DataTable(id="rollouts", cursor_type="row", zebra_stripes=True)
+        yield LazyTable(id="rollouts")
         yield Input(placeholder="minimum reward, then Enter (Esc: cancel)", id="minimum")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#minimum", Input).display = False
-        table = self.query_one("#rollouts", DataTable)
+        table = self.query_one("#rollouts", LazyTable)
         table.add_columns("line", "example", "rollout", "reward", "error")
         self._fill()
         table.focus()
 
     def _fill(self) -> None:
-        table = self.query_one("#rollouts", DataTable)
-        table.clear()
         self.shown = [row for row in self.ordered if self.reward_filter.matches(row)]
-        for number, row in enumerate(self.shown):
-            mark = row.problem or row.error
-            table.add_row(Text(str(row.line), justify="right"), Text(row.example_id), Text(row.rollout_index),
-                          _reward(row.reward), Text(f"✗ {_one_line(mark)}" if mark else "", style="red"),
-                          key=str(number))
+        self.query_one("#rollouts", LazyTable).set_rows(len(self.shown), self._cells)
         self._show_status()
+
+    def _cells(self, number: int) -> tuple[Text, ...]:
+        row = self.shown[number]
+        mark = row.problem or row.error
+        return (Text(str(row.line), justify="right"), Text(row.example_id), Text(row.rollout_index),
+                _reward(row.reward), Text(f"✗ {_one_line(mark)}" if mark else "", style="red"))
 
     def _show_status(self) -> None:
         failed = sum(row.failed for row in self.index.rows)
@@ -182,6 +184,22 @@ class RolloutsScreen(Screen[None]):
         self.app.push_screen(TranscriptScreen(self.index.path, row, self.limits))
 
 
+def transcript_text(blocks: list[Block]) -> Text:
+    """Every block as one ``Text``: its title styled by kind, its body's lines indented under it.
+
+    One widget for the whole transcript, not two per block: each widget costs a few milliseconds to mount and lay
+    out, and a rollout of a few tool turns has dozens of blocks.
+    """
+    text = Text()
+    for number, block in enumerate(blocks):
+        if number:
+            text.append("\n\n")
+        text.append(block.title, style=_STYLES[block.kind])
+        for line in block.body.split("\n"):
+            text.append(f"\n{_INDENT}{line}")
+    return text
+
+
 class TranscriptScreen(Screen[None]):
     """One rollout: its reward and metrics, then each message, tool call and tool result."""
 
@@ -199,9 +217,7 @@ class TranscriptScreen(Screen[None]):
         except ValueError as error:
             blocks = [Block("error", f"line {self.row.line} cannot be shown", str(error))]
         with VerticalScroll(id="transcript"):
-            for block in blocks:
-                yield Static(Text(block.title, style=_STYLES[block.kind]), classes="title")
-                yield Static(Text(block.body), classes=f"body {block.kind}")
+            yield Static(transcript_text(blocks), id="blocks")
         yield Footer()
 
     def on_mount(self) -> None:
