@@ -3,7 +3,7 @@
 Textual's ``DataTable`` measures every cell of every row it is given on its next idle (0.2-0.45 ms a row), so a
 run of 10,000 rollouts put in whole costs seconds before its first row can be used. Here the rows are made and
 added only when they could be seen: the first chunk when the rows are set, the next whenever the cursor or the
-scroll comes within a chunk of the end, and up to any row a program or the End key moves the cursor to.
+scroll comes within a chunk of the end, and up to any row a program or Ctrl+End moves the cursor to.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class LazyTable(DataTable[Text]):
         super().move_cursor(row=row, column=column, animate=animate, scroll=scroll)
 
     def action_scroll_bottom(self) -> None:
-        """End goes to the last row of all, not the last one added so far."""
+        """Ctrl+End goes to the last row of all, not the last one added so far."""
         self._add_until(self.total)
         super().action_scroll_bottom()
 

@@ -60,6 +60,7 @@ async def test_run_list_to_rollouts_to_transcript_and_back(tmp_path: Path, write
         await pilot.press("down", "enter")
         await pilot.pause()
         assert isinstance(app.screen, TranscriptScreen)
+        assert len(app.screen.query("#transcript Static")) == 1  # one widget for the whole transcript
         shown = _texts(app.screen)
         for expected in ("example 1 · rollout 0", "reward  1.000", "exact  1.000", "system", "Reverse the word.",
                          "tool call · call_0", 'reverse_word({"w": "x"})', "tool result · call_0", "answer 1"):
