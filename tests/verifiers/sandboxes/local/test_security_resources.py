@@ -51,7 +51,12 @@ async def test_fork_bombs_are_capped_and_leave_nothing(client: AsyncSandboxClien
         box, "python3 -c 'import os\nwhile True:\n    try: os.fork()\n    except OSError: pass'",
         timeout=3, raise_on_timeout=False)
     assert py_bomb.timed_out
-    assert await _live_processes(client, box) <= 3  # init, agent, and the shell that counts
+    # init (bubblewrap only), the agent and the shell that counts; the agent's sweep at the timeout kills the
+    # rest, and under gVisor the Sentry takes a moment to finish the exits of a few hundred processes
+    deadline = time.monotonic() + 5
+    while (live := await _live_processes(client, box)) > 3 and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert live <= 3
 
 
 async def _live_processes(client: AsyncSandboxClient, box: str) -> int:
@@ -143,7 +148,8 @@ async def test_output_floods_are_cut_without_growing_the_host(client: AsyncSandb
     assert grown_kib < 100 * 1024, f"host peak memory grew by {grown_kib} KiB"
 
 
-async def test_thread_and_descriptor_exhaustion_stay_inside(client: AsyncSandboxClient, make_sandbox) -> None:
+async def test_thread_and_descriptor_exhaustion_stay_inside(client: AsyncSandboxClient, make_sandbox,
+                                                            tier: str) -> None:
     box = await make_sandbox(max_processes=64)
     out = await run_python(client, box, """
 import threading, time, os
@@ -163,5 +169,7 @@ os._exit(0)
 """)
     threads = int(out.split("threads ")[1].split()[0])
     assert threads < 64
-    assert "OSError" in out or "files" in out
+    # gVisor caps each process's address space at memory_gb (docs/sandboxes.md): the threads' stacks can use it
+    # up first, and the descriptors' loop then ends in a MemoryError, which stays inside all the same
+    assert "OSError" in out or "files" in out or (tier == "gvisor" and "MemoryError" in out), out
     assert (await client.execute_command(box, "echo alive")).stdout == "alive\n"
