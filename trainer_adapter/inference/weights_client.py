@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import aiohttp
+import httpx2
 
 from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError, WeightUpdateError
-from verifiers.http import KeepAliveTransport
+from verifiers.http import AioHttpClient
 
 
 class WeightsClient:
@@ -26,16 +27,15 @@ class WeightsClient:
         base_url: str,
         api_key: str | None = None,
         timeout: float = 600.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         root = base_url.rstrip("/").removesuffix("/v1")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        # vLLM closes idle connections after 5 s, and a trainer step is often longer: a request can meet
-        # a connection the server is closing. The SDK's transport retires idle connections sooner and
-        # resends once (these calls are idempotent: loading the same folder twice is harmless); httpx's
-        # raised ReadError mid-run.
-        self._http = httpx.AsyncClient(base_url=root, headers=headers, timeout=timeout,
-                                       transport=transport or KeepAliveTransport(keepalive_expiry=2.0, trust_env=False))
+        # vLLM closes idle connections after 5 s, and a trainer step is often longer: idle connections are
+        # retired after 2 s, before the server drops them (see _call for the race that is left).
+        options: dict[str, Any] = {"base_url": root, "headers": headers, "timeout": timeout}
+        self._http = (httpx2.AsyncClient(transport=transport, **options) if transport is not None
+                      else AioHttpClient(limits=httpx2.Limits(keepalive_expiry=2.0), **options))
 
     async def update(self, weight_dir: str) -> dict[str, Any]:
         """Load the safetensors folder ``weight_dir`` into the running engine; returns the new version."""
@@ -51,8 +51,8 @@ class WeightsClient:
 
     async def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            response = await self._http.request(method, path, json=body)
-        except httpx.TransportError as exc:
+            response = await self._send(method, path, body)
+        except httpx2.TransportError as exc:
             raise InferenceServerError(f"{method} {self._http.base_url}{path}: {exc!r}") from exc
         if response.status_code == 200:
             return response.json()
@@ -62,6 +62,19 @@ class WeightsClient:
         if response.status_code == 500:
             raise WeightUpdateError(f"{path}: {detail}")
         raise InferenceServerError(f"{method} {path} answered {response.status_code}: {detail}")
+
+    async def _send(self, method: str, path: str, body: dict[str, Any] | None) -> httpx2.Response:
+        """The request, sent once more if the server closed its pooled connection as the request went out.
+
+        aiohttp resends only idempotent methods on such a connection, and not POST; these POSTs are
+        idempotent (loading the same folder twice is harmless), so one resend is safe.
+        """
+        try:
+            return await self._http.request(method, path, json=body)
+        except httpx2.RemoteProtocolError as exc:
+            if not isinstance(exc.__cause__, aiohttp.ServerDisconnectedError):
+                raise
+        return await self._http.request(method, path, json=body)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -73,7 +86,7 @@ class WeightsClient:
         await self.aclose()
 
 
-def _error_text(response: httpx.Response) -> str:
+def _error_text(response: httpx2.Response) -> str:
     try:
         data = response.json()
     except ValueError:

@@ -192,19 +192,30 @@ async def test_sdk_rollouts_through_async_openai(updated: InferenceServer) -> No
         assert sample.prompt_ids == ByteTokenizer().apply_chat_template(state["prompt"], add_generation_prompt=True)
 
 
+def _client_ports(server_port: int) -> set[int]:
+    """Local ports of the established TCP connections to ``server_port`` on 127.0.0.1 (Linux's /proc/net/tcp)."""
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, remote, state = line.split()[1:4]
+        if state == "01" and int(remote.split(":")[1], 16) == server_port:
+            ports.add(int(local.split(":")[1], 16))
+    return ports
+
+
 async def test_connections_outlive_a_pause_longer_than_vllms_default_keep_alive(updated: InferenceServer) -> None:
     """An RL client pauses while its trainer steps; the connections its last step opened are still there after.
 
-    vLLM's own keep-alive (5 s) would have closed them, and the pool would then open a new one (another object).
+    vLLM's own keep-alive (5 s) would have closed them, and the pool would then open a new one (another port).
     """
     client = make_openai_client(updated.base_url, api_key="unused", keepalive_expiry=60.0)
     body = {"model": MODEL, "messages": [{"role": "user", "content": "1+1"}], "max_tokens": 2}
+    server_port = int(updated.base_url.split(":")[2].split("/")[0])
+    others = _client_ports(server_port)  # other tests' clients of the same server
     await client.chat.completions.create(**body)
-    pool = client._client._transport.pool(httpx.URL(updated.base_url))
-    before = list(pool._idle)
+    before = _client_ports(server_port) - others
     await asyncio.sleep(7)
     await client.chat.completions.create(**body)
-    assert pool.open_connections == 1 and list(pool._idle) == before
+    assert len(before) == 1 and _client_ports(server_port) - others == before
     await client.close()
 
 

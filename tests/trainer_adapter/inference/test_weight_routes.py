@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import httpx
+import httpx2
 import numpy as np
 import pytest
 from fastapi import FastAPI, Request
@@ -71,7 +72,7 @@ def engine(base: Path) -> StandInEngine:
 
 
 def client_for(app: FastAPI, api_key: str | None = None) -> WeightsClient:
-    return WeightsClient("http://server/v1", api_key=api_key, transport=httpx.ASGITransport(app=app))
+    return WeightsClient("http://server/v1", api_key=api_key, transport=httpx2.ASGITransport(app=app))
 
 
 async def test_update_loads_a_matching_folder_and_counts_versions(tmp_path: Path, engine: StandInEngine) -> None:

@@ -48,3 +48,30 @@ async def test_a_server_that_is_gone_is_a_clear_error() -> None:
     async with WeightsClient(url) as weights:
         with pytest.raises(InferenceServerError, match="POST .*/update_weights"):
             await weights.update("/weights/step_1")
+
+
+async def test_an_update_on_a_connection_the_server_drops_unanswered_is_sent_once_more() -> None:
+    """The race itself: the server takes the request on a pooled connection, then closes it without an answer."""
+    answered: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for turn in range(2):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length")), 0)
+            await reader.readexactly(length)
+            if turn == 1:
+                break  # the idle timeout struck as this request arrived
+            answered.append(1)
+            body = json.dumps({"version": len(answered), "weight_dir": "w", "seconds": 0.0}).encode()
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                         b"content-length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+    async with server, WeightsClient(url) as weights:
+        assert (await weights.update("/weights/step_1"))["version"] == 1
+        assert (await weights.update("/weights/step_2"))["version"] == 2  # resent on a new connection
+    assert len(answered) == 2

@@ -1,24 +1,33 @@
-"""vf-eval's model client: the fast transport, the run's limits, headers and key."""
+"""vf-eval's model client: openai's aiohttp client with the run's connection cap, headers and key."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from tests.verifiers.http.conftest import raw_server
+from tests.verifiers.http.test_openai_client import MESSAGES, chat_ok
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig
 from verifiers.eval.run import make_client
-from verifiers.http import KeepAliveTransport
 from verifiers.testing import ScriptedServer
 
 
-async def test_make_client_uses_the_keep_alive_transport_with_the_runs_settings() -> None:
+async def test_make_client_caps_connections_at_two_per_concurrent_rollout() -> None:
+    async with raw_server(chat_ok) as server:
+        client = make_client(EvalConfig(env_id="reverse-text", api_base_url=server.url + "/v1", max_concurrent=8))
+        await asyncio.gather(*(client.chat.completions.create(model="m", messages=MESSAGES) for _ in range(40)))
+        await client.close()
+    assert server.open_peak == 16
+
+
+async def test_make_client_has_the_runs_settings() -> None:
     server = ScriptedServer("reverse")
     async with server.serving() as base_url:
         config = EvalConfig(env_id="reverse-text", api_base_url=base_url, max_concurrent=8,
                             headers=["X-Team: t1"], timeout=30)
         client = make_client(config)
-        transport = client._client._transport
-        assert isinstance(transport, KeepAliveTransport) and transport._max_connections == 16
         assert client.max_retries == 0  # the rollout retries, with backoff
         reply = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "abc"}])
         await client.close()
