@@ -34,11 +34,13 @@ ENV_FILE = Path(__file__).resolve().parent / "envs" / "bench_envs.py"
 PYTHONS = {"ours": ROOT / ".venv" / "bin" / "python", "original": ROOT / ".venv-vf030" / "bin" / "python",
            "ours-aiohttp": ROOT / ".venv" / "bin" / "python", "ours-httpx": ROOT / ".venv" / "bin" / "python"}
 MAINTAINED = ("ours-aiohttp", "ours-httpx")
-"""This SDK on maintained transports instead of its hand-written HTTP/1.1 client (issue 13's comparison)."""
+"""This SDK on openai's own clients, beside ``make_openai_client`` (openai's aiohttp client with the SDK's error
+mapping since issue 13's swap; a hand-written HTTP/1.1 transport before it, measured against these in
+docs/benchmarks.md)."""
 POLICIES = {"multiturn": "turns:3", "tool": "tools:2"}
 MODEL = "scripted"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-CLIENTS_NOTE = ("client (ours): verifiers.http.make_openai_client, as vf-eval builds it; "
+CLIENTS_NOTE = ("client (ours): verifiers.http.make_openai_client (openai's aiohttp client), as vf-eval builds it; "
                 "ours-aiohttp / ours-httpx: AsyncOpenAI on openai's DefaultAioHttpClient / DefaultAsyncHttpxClient; "
                 "client (original): 0.3.0's vf-eval ClientConfig -> OpenAIChatCompletionsClient on httpx's pool")
 
@@ -300,7 +302,7 @@ def tabulate(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]
         summary[name] = {sdk: summarize(rs) for sdk, rs in by_sdk.items() if rs}
         if by_sdk["ours"] and by_sdk["original"]:
             summary[name]["ratio"] = paired_ratios(by_sdk["ours"], by_sdk["original"])
-        for sdk in MAINTAINED:  # the maintained transport against the hand-written one, run by run
+        for sdk in MAINTAINED:  # openai's plain clients against the SDK's, run by run
             if by_sdk[sdk] and by_sdk["ours"]:
                 summary[name][f"ratio {sdk}"] = paired_ratios(by_sdk[sdk], by_sdk["ours"])
     return summary

@@ -1,11 +1,8 @@
-"""The HTTP/1.1 wire format, both directions, on asyncio streams.
+"""The server side of HTTP/1.1 on asyncio streams, for the scripted server and the Kubernetes executor.
 
-Server side (the scripted server, the Kubernetes executor): :func:`read_request`
-and :func:`encode_response` — keep-alive, Content-Length and chunked request
-bodies; no pipelining guarantees beyond in-order handling, no
-``Expect: 100-continue``. Client side (:mod:`verifiers.http.transport`):
-:func:`encode_request_head` and :func:`parse_response_head`; reading the
-response body is the connection's job (it depends on the request too).
+:func:`read_request` and :func:`encode_response`: keep-alive, Content-Length and chunked
+request bodies; no pipelining guarantees beyond in-order handling, no ``Expect: 100-continue``.
+(The SDK's model client is openai's aiohttp client, :mod:`verifiers.http.aiohttp_client`.)
 """
 
 from __future__ import annotations
@@ -108,78 +105,11 @@ def encode_response(status: int, body: bytes, keep_alive: bool, headers: dict[st
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-# -- client side ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ResponseHead:
-    """A parsed status line and header block, with the framing facts a client needs."""
-
-    status: int
-    reason: bytes
-    headers: list[tuple[bytes, bytes]]
-    """In wire order and case, for ``httpx.Response``."""
-    content_length: int | None
-    chunked: bool
-    keep_alive: bool
-
-
-def encode_request_head(method: bytes, target: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
-    """Request line and headers, ending with the blank line; the caller has set Host and the framing headers."""
-    lines = [method, b" ", target, b" HTTP/1.1\r\n"]
-    for name, value in headers:
-        lines += (name, b": ", value, b"\r\n")
-    lines.append(b"\r\n")
-    return b"".join(lines)
-
-
-def parse_response_head(data: bytes) -> ResponseHead:
-    """Parse ``data`` (a status line and headers up to and including the blank line).
-
-    Raises:
-        ProtocolError: not an HTTP/1.x response head, or a bad Content-Length.
-    """
-    lines = data.split(b"\r\n")
-    version, _, rest = lines[0].partition(b" ")
-    code, _, reason = rest.partition(b" ")
-    if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-        raise ProtocolError(f"malformed status line {lines[0][:100]!r}")
-    headers: list[tuple[bytes, bytes]] = []
-    lengths: set[bytes] = set()
-    chunked = False
-    connection = b""
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(b":")
-        if not sep or not name.strip():
-            raise ProtocolError(f"malformed header line {line[:100]!r}")
-        name, value = name.strip(), value.strip()
-        headers.append((name, value))
-        key = name.lower()
-        if key == b"content-length":
-            lengths.add(value)
-        elif key == b"transfer-encoding":
-            chunked = b"chunked" in value.lower()
-        elif key == b"connection":
-            connection = value.lower()
-    content_length = None
-    if lengths and not chunked:  # Transfer-Encoding wins over Content-Length (RFC 9112, 6.3)
-        if len(lengths) > 1 or not next(iter(lengths)).isdigit():
-            raise ProtocolError(f"bad Content-Length {sorted(lengths)!r}")
-        content_length = int(next(iter(lengths)))
-    keep_alive = b"close" not in connection if version == b"HTTP/1.1" else b"keep-alive" in connection
-    return ResponseHead(int(code), reason, headers, content_length, chunked, keep_alive)
-
-
 __all__ = [
     "HttpError",
     "HttpRequest",
     "MAX_HEADER_BYTES",
     "ProtocolError",
-    "ResponseHead",
-    "encode_request_head",
     "encode_response",
-    "parse_response_head",
     "read_request",
 ]

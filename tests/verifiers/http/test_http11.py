@@ -8,10 +8,7 @@ import pytest
 
 from verifiers.http.http11 import (
     HttpError,
-    ProtocolError,
-    encode_request_head,
     encode_response,
-    parse_response_head,
     read_request,
 )
 
@@ -90,27 +87,3 @@ def test_encode_response():
     ]
     assert body == b'{"e": 1}'
     assert encode_response(299, b"", True).startswith(b"HTTP/1.1 299 Status\r\n")
-
-
-# -- client side -------------------------------------------------------------------------------
-
-
-def test_response_heads_carry_their_framing() -> None:
-    head = parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n")
-    assert (head.status, head.chunked, head.content_length, head.keep_alive) == (200, True, None, True)
-    old = parse_response_head(b"HTTP/1.0 404 Not Found\r\ncontent-length: 3\r\n\r\n")
-    assert (old.status, old.reason, old.content_length, old.keep_alive) == (404, b"Not Found", 3, False)
-    assert parse_response_head(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n").keep_alive is False
-
-
-@pytest.mark.parametrize("head", [b"HTTP/1.1 20 OK\r\n\r\n", b"ICY 200 OK\r\n\r\n",
-                                  b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n",
-                                  b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n"])
-def test_malformed_response_heads_are_refused(head: bytes) -> None:
-    with pytest.raises(ProtocolError):
-        parse_response_head(head)
-
-
-def test_request_heads_are_encoded_in_order() -> None:
-    assert encode_request_head(b"POST", b"/v1/x?a=1", [(b"Host", b"h"), (b"Content-Length", b"2")]) == (
-        b"POST /v1/x?a=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n")
