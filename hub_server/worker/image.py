@@ -32,22 +32,31 @@ def _distribution(name: str) -> md.Distribution | None:
 
 
 def requirement_closure(roots: tuple[str, ...] = ROOTS) -> list[md.Distribution]:
-    """The installed distributions ``roots`` need at run time (no extras), each once."""
+    """The installed distributions ``roots`` need at run time, each once, following the extras a requirement names
+    (the SDK needs ``openai[aiohttp]``: openai's own requirements plus those of its ``aiohttp`` extra)."""
     found: dict[str, md.Distribution] = {}
-    pending = list(roots)
+    done: set[tuple[str, str]] = set()  # (distribution, extra or "" for its base requirements)
+    pending: list[tuple[str, frozenset[str]]] = [(name, frozenset()) for name in roots]
     while pending:
-        name = canonicalize_name(pending.pop())
-        if name in found:
+        raw, extras = pending.pop()
+        name = canonicalize_name(raw)
+        wanted = {""} | set(extras)
+        if all((name, extra) in done for extra in wanted):
             continue
-        dist = _distribution(name)
+        dist = found.get(name) or _distribution(name)
         if dist is None:
             raise RuntimeError(f"{name} is not installed in the worker's Python; the check image needs it")
         found[name] = dist
-        for line in dist.requires or []:
-            requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+        for extra in wanted - {e for (n, e) in done if n == name}:
+            done.add((name, extra))
+            for line in dist.requires or []:
+                requirement = Requirement(line)
+                if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+                    continue
+                if extra and requirement.marker is None:
+                    continue  # a base requirement: taken with the "" pass
                 if _distribution(requirement.name) is not None or requirement.marker is None:
-                    pending.append(requirement.name)
+                    pending.append((requirement.name, frozenset(requirement.extras)))
     return sorted(found.values(), key=lambda d: canonicalize_name(d.metadata["Name"]))
 
 
