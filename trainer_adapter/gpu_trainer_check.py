@@ -40,6 +40,8 @@ from typing import Any, cast
 
 from trainer_adapter.config import load_config, parse_override
 from trainer_adapter.main_job import ENV_ID, MainJobConfig, sft_run_config
+from trainer_adapter.main_job_report import read_jsonl
+from trainer_adapter.run_folder import numbered_steps
 from verifiers.errors import UsageError
 
 DEFAULT_CONFIG = Path("configs/main_job/gpu.toml")
@@ -85,16 +87,16 @@ def run(out: Path) -> dict[str, Any]:
     if not (out / "check.json").is_file():
         raise UsageError(f"{out} holds no check.json: run `prepare {out}` first (on a machine with the SDK)")
     config = MainJobConfig.model_validate_json((out / "check.json").read_text())
-    held_out = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    held_out = read_jsonl(out / "eval.jsonl")
     # the RL problems are the SFT rows, their completion being the sum (as the environment's training split is)
     train = [{"prompt": r["prompt"], "answer": r["completion"]}
-             for r in map(json.loads, (out / "train.jsonl").read_text().splitlines())]
+             for r in read_jsonl(out / "train.jsonl")]
     times: dict[str, float] = {}
 
     clock = time.monotonic()
     _say(f"[1/4] SFT: up to {config.sft.steps} steps, batch {config.sft.batch_size}, {config.precision}")
     _run([sys.executable, "-m", "cli.vf_train", "sft", str(out / "sft.json")], out / "sft.log")
-    sft_weights = _newest(out / "sft" / "weights")
+    sft_weights = out / "sft" / "weights" / f"step_{numbered_steps(out / 'sft' / 'weights', 'config.json')[-1]}"
     times["sft"] = time.monotonic() - clock
 
     _say("[2/4] held-out greedy accuracy of the SFT weights")
@@ -129,10 +131,6 @@ def _run(command: list[str], log: Path) -> None:
     if status:
         tail = "\n".join(log.read_text().splitlines()[-40:])
         raise SystemExit(f"{' '.join(command)} failed with status {status}; last lines of {log}:\n{tail}")
-
-
-def _newest(folder: Path) -> Path:
-    return max(folder.glob("step_*"), key=lambda p: int(p.name.removeprefix("step_")))
 
 
 def _accuracy(weights: Path, rows: Sequence[dict[str, Any]]) -> float:
@@ -261,12 +259,8 @@ def _wait_for_weights(path: Path, ranks: subprocess.Popen[bytes], log: Path, tim
     return path
 
 
-def _metrics(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-
-
 def _sft_figures(folder: Path) -> dict[str, Any]:
-    lines = _metrics(folder / "metrics.jsonl")
+    lines = read_jsonl(folder / "metrics.jsonl")
     times = sorted(m["step_time_s"] for m in lines)
     return {"steps": lines[-1]["step"] if lines else 0, "final_loss": lines[-1]["loss"] if lines else None,
             "stopped_at_loss": lines[-1].get("stopped_at_loss") if lines else None,
@@ -275,7 +269,7 @@ def _sft_figures(folder: Path) -> dict[str, Any]:
 
 
 def _rl_figures(folder: Path, rewards: list[float]) -> dict[str, Any]:
-    lines = _metrics(folder / "trainer_metrics.jsonl")
+    lines = read_jsonl(folder / "trainer_metrics.jsonl")
 
     def median(key: str) -> float | None:
         values = sorted(m[key] for m in lines if key in m)
