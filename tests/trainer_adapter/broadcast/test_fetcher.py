@@ -1,0 +1,169 @@
+"""Publisher → 3 real nginx relays → Fetcher, with relays killed, copies corrupted and versions out of order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.trainer_adapter.broadcast.conftest import make_checkpoint, same_files
+from trainer_adapter.broadcast.errors import CorruptCheckpointError, RelayError, StaleVersionError
+from trainer_adapter.broadcast.fetcher import Fetcher
+from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
+from trainer_adapter.broadcast.publisher import Publisher
+from trainer_adapter.broadcast.relay import NginxRelay
+from trainer_adapter.broadcast.relay_choice import RelayChoice
+
+SIZES = {"model.safetensors": 600_000, "config.json": 300, "empty.txt": 0}
+SHARD = 64 * 1024
+
+
+def urls(relays: list[NginxRelay]) -> list[str]:
+    return [r.url for r in relays]
+
+
+def corrupt(relay: NginxRelay, step: int, index: int) -> None:
+    path = relay.data_dir / shard_path(step, index)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+async def test_a_published_version_arrives_whole_and_relays_keep_only_the_newest(relays, tmp_path: Path) -> None:
+    async with Publisher(urls(relays), keep=2, shard_size=SHARD) as publisher:
+        for step in range(4):
+            result = await publisher.publish(make_checkpoint(tmp_path / f"ckpt{step}", step, SIZES), step)
+            assert not result.failed
+        assert [await publisher.versions(r.url) for r in relays] == [[2, 3]] * 3
+    async with Fetcher(urls(relays), tmp_path / "node") as fetcher:
+        assert await fetcher.latest_step() == 3
+        folder = await fetcher.load(3)
+    assert folder == tmp_path / "node" / "step_3" and same_files(folder, tmp_path / "ckpt3")
+    assert not list((tmp_path / "node").glob(".*partial"))
+
+
+async def test_shards_are_fetched_while_the_version_is_still_being_published(relays, tmp_path: Path) -> None:
+    # Slow uploads: the fetcher sees the manifest first, then polls for each shard until it is there.
+    ckpt = make_checkpoint(tmp_path / "ckpt", 1, SIZES)
+    async with Fetcher(urls(relays), tmp_path / "node", poll_interval=0.05) as fetcher:
+        fetch = asyncio.create_task(fetcher.fetch(1))
+        await asyncio.sleep(0.3)
+        assert not fetch.done()
+        async with Publisher(urls(relays), shard_size=SHARD, concurrency=1) as publisher:
+            await publisher.publish(ckpt, 1)
+        assert same_files(await fetch, ckpt)
+
+
+async def test_a_relay_killed_mid_download_leaves_the_others_to_finish_it(start_relays, tmp_path: Path) -> None:
+    relays = start_relays(3, rate_limit_bytes=200_000)  # a 64 KiB shard takes ~0.3 s from any relay
+    ckpt = make_checkpoint(tmp_path / "ckpt", 2, SIZES)
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        await publisher.publish(ckpt, 2)
+    victim = relays[0]
+    choice = RelayChoice(urls(relays), explore=0.0, seed=3)
+    async with Fetcher(urls(relays), tmp_path / "node", concurrency=6, choice=choice) as fetcher:
+        fetch = asyncio.create_task(fetcher.fetch(2))
+        while choice.scores[victim.url].bandwidth is None:  # the victim has served a shard: it is serving more
+            await asyncio.sleep(0.01)
+        assert not fetch.done()
+        victim.kill()
+        folder = await fetch
+    assert same_files(folder, ckpt)
+    assert choice.scores[victim.url].success < 1.0  # its cut transfers were counted against it
+
+
+async def test_a_copy_corrupted_on_one_relay_is_fetched_again_from_another(relays, tmp_path: Path) -> None:
+    ckpt = make_checkpoint(tmp_path / "ckpt", 4, SIZES)
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        await publisher.publish(ckpt, 4)
+    for index in range(3):
+        corrupt(relays[1], 4, index)
+    choice = RelayChoice(urls(relays), seed=0)
+    # The corrupt relay is the only one measured fast, so it is the first choice for every shard.
+    choice.record_success(relays[1].url, 10**9, 1.0)
+    async with Fetcher(urls(relays), tmp_path / "node", concurrency=1, choice=choice) as fetcher:
+        assert same_files(await fetcher.fetch(4), ckpt)
+    assert choice.scores[relays[1].url].success < 1.0
+
+
+async def test_a_shard_corrupt_everywhere_discards_the_version_and_the_next_is_taken(relays, tmp_path) -> None:
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        await publisher.publish(make_checkpoint(tmp_path / "ckpt5", 5, SIZES), 5)
+        for relay in relays:
+            corrupt(relay, 5, 7)
+        async with Fetcher(urls(relays), tmp_path / "node", poll_interval=0.05) as fetcher:
+            with pytest.raises(CorruptCheckpointError, match="shard 7 matches its sha256 on no relay"):
+                await fetcher.fetch(5)
+            assert not list((tmp_path / "node").iterdir())  # the partial folder is gone
+            follow = asyncio.create_task(fetcher.follow(until_step=6))
+            while 5 not in fetcher.discarded:
+                await asyncio.sleep(0.05)
+            assert fetcher.loaded_step is None
+            await publisher.publish(make_checkpoint(tmp_path / "ckpt6", 6, SIZES), 6)
+            await asyncio.wait_for(follow, 30)
+    assert fetcher.loaded_step == 6 and same_files(tmp_path / "node" / "step_6", tmp_path / "ckpt6")
+
+
+async def test_a_version_older_than_the_loaded_one_is_refused(relays, tmp_path: Path) -> None:
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        for step in (7, 8):
+            await publisher.publish(make_checkpoint(tmp_path / f"ckpt{step}", step, SIZES), step)
+    async with Fetcher(urls(relays), tmp_path / "node") as fetcher:
+        await fetcher.load(8)
+        for stale in (7, 8):
+            with pytest.raises(StaleVersionError, match=f"step {stale} is not newer than the loaded step 8"):
+                await fetcher.load(stale)
+        # A relay that announces an older version (say, restored from a backup) does not move the node back.
+        for relay in relays:
+            (relay.data_dir / LATEST).write_text(json.dumps({"step": 7}))
+        await fetcher.follow(until_step=8)
+        assert fetcher.loaded_step == 8 and not (tmp_path / "node" / "step_7").exists()
+
+
+async def test_nonsense_from_relays_is_a_clear_error(relays, tmp_path: Path) -> None:
+    ckpt = make_checkpoint(tmp_path / "ckpt", 9, SIZES)
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        await publisher.publish(ckpt, 9)
+    (relays[0].data_dir / LATEST).write_text("not json")
+    (relays[1].data_dir / LATEST).write_text('{"step": "nine"}')
+    async with Fetcher(urls(relays), tmp_path / "node", shard_timeout=0.5, poll_interval=0.05) as fetcher:
+        assert await fetcher.latest_step() == 9  # the one relay that makes sense
+        for relay in relays:
+            (relay.data_dir / manifest_path(9)).write_text('{"step": 9, "shards": "x"}')
+        with pytest.raises(CorruptCheckpointError, match="no relay has a valid manifest"):
+            await fetcher.fetch(9)
+        with pytest.raises(RelayError, match="step 10: no relay served its manifest within 0.5 s"):
+            await fetcher.fetch(10)
+
+
+async def test_a_shard_missing_everywhere_fails_after_the_deadline(relays, tmp_path: Path) -> None:
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        await publisher.publish(make_checkpoint(tmp_path / "ckpt", 11, SIZES), 11)
+    for relay in relays:
+        (relay.data_dir / shard_path(11, 2)).unlink()
+    async with Fetcher(urls(relays), tmp_path / "node", shard_timeout=0.5, poll_interval=0.05) as fetcher:
+        with pytest.raises(RelayError, match="shard 2 not served by any relay within 0.5 s"):
+            await fetcher.fetch(11)
+
+
+async def test_publishing_goes_on_without_a_dead_relay_and_fails_without_any(relays, tmp_path: Path) -> None:
+    ckpt = make_checkpoint(tmp_path / "ckpt", 12, SIZES)
+    relays[2].kill()
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        result = await publisher.publish(ckpt, 12)
+        assert list(result.failed) == [relays[2].url]
+        relays[0].kill()
+        relays[1].kill()
+        with pytest.raises(RelayError, match="no relay took step 13"):
+            await publisher.publish(ckpt, 13)
+
+
+def test_bad_arguments_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least one relay"):
+        Fetcher([], tmp_path)
+    with pytest.raises(ValueError, match="concurrency"):
+        Fetcher(["http://127.0.0.1:9/"], tmp_path, concurrency=0)
+    with pytest.raises(ValueError, match="keep"):
+        Publisher(["http://127.0.0.1:9/"], keep=0)

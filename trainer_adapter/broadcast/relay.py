@@ -1,0 +1,164 @@
+"""A relay: nginx serving a folder over HTTP, taking WebDAV PUT/DELETE from the publisher, rate-limited per client.
+
+nginx is Debian's (``scripts/setup_nginx.sh``; its http_dav module is built in). Each relay gets its own prefix
+folder for config, logs, pid and request-body temp files, so several run side by side without root::
+
+    relay = NginxRelay(RelayConfig(port=8101, rate_limit_bytes=50 * 2**20), workdir=Path("/srv/relay1"))
+    relay.start()        # serves http://127.0.0.1:8101/
+    ...
+    relay.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from trainer_adapter.broadcast.errors import RelayError
+
+NGINX_SETUP = "bash scripts/setup_nginx.sh"
+
+
+class RelayConfig(BaseModel):
+    """One relay server's settings."""
+
+    host: str = Field("127.0.0.1", description="address to listen on")
+    port: int = Field(ge=1, le=65535, description="port to listen on")
+    rate_limit_bytes: int = Field(0, ge=0, description="per-connection send rate, bytes/s (limit_rate); 0 = none")
+    max_conns_per_client: int = Field(16, ge=1, description="concurrent connections per client address (limit_conn)")
+    max_upload_bytes: int = Field(2**30, ge=1, description="largest shard or manifest a PUT may carry")
+
+
+def nginx_binary() -> str | None:
+    """The nginx executable on PATH or in Debian's place, or None."""
+    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+
+
+def nginx_conf(config: RelayConfig, workdir: Path) -> str:
+    """The relay's whole nginx.conf: one server, the data folder ``workdir/data`` as its root."""
+    # As root nginx's workers would switch to "nobody", who cannot write the data folder it was given.
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    return f"""{user}worker_processes 1;
+daemon off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {workdir}/body_tmp;
+    proxy_temp_path {workdir}/proxy_tmp;
+    fastcgi_temp_path {workdir}/fastcgi_tmp;
+    uwsgi_temp_path {workdir}/uwsgi_tmp;
+    scgi_temp_path {workdir}/scgi_tmp;
+    types {{ application/json json; }}
+    default_type application/octet-stream;
+    sendfile on;
+    limit_conn_zone $binary_remote_addr zone=per_client:1m;
+    server {{
+        listen {config.host}:{config.port};
+        root {workdir}/data;
+        client_max_body_size {config.max_upload_bytes};
+        dav_methods PUT DELETE;
+        create_full_put_path on;
+        dav_access user:rw group:r all:r;
+        limit_conn per_client {config.max_conns_per_client};
+        limit_rate {config.rate_limit_bytes};
+        # The publisher lists versions to delete all but the newest; readers only GET files.
+        autoindex on;
+        autoindex_format json;
+    }}
+}}
+"""
+
+
+class NginxRelay:
+    """One nginx process serving a relay on ``config.host:config.port``."""
+
+    def __init__(self, config: RelayConfig, workdir: Path, binary: str | None = None) -> None:
+        self.config = config
+        self.workdir = workdir
+        self.binary = binary or nginx_binary()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.config.host}:{self.config.port}/"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "data"
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Write the config and start nginx; returns once it accepts connections."""
+        if self.binary is None:
+            raise RelayError(f"nginx is not installed; install it with {NGINX_SETUP}")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "body_tmp").mkdir(exist_ok=True)
+        conf = self.workdir / "nginx.conf"
+        conf.write_text(nginx_conf(self.config, self.workdir))
+        log = (self.workdir / "stderr.log").open("ab")
+        self.process = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(conf)],
+                                        stdout=log, stderr=log)  # fmt: skip
+        log.close()
+        deadline = time.monotonic() + timeout
+        while not self._accepts():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                errors = (self.workdir / "stderr.log").read_text(errors="replace")[-2000:]
+                raise RelayError(f"nginx did not start on {self.config.host}:{self.config.port}: {errors}")
+            time.sleep(0.05)
+
+    def _accepts(self) -> bool:
+        try:
+            with socket.create_connection((self.config.host, self.config.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        """Stop at once, mid-transfer (SIGKILL the master, SIGKILL its worker): what a crashed node looks like."""
+        if self.process is None:
+            return
+        workers = _children(self.process.pid)
+        self.process.kill()
+        for pid in workers:
+            _kill_quietly(pid)
+        self.process.wait()
+        self.process = None
+
+    def stop(self) -> None:
+        """Stop nginx (fast shutdown) and wait for it."""
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return
+        self.process = None
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    try:
+        return [int(p) for p in path.read_text().split()]
+    except OSError:
+        return []
+
+
+def _kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+__all__ = ["NGINX_SETUP", "NginxRelay", "RelayConfig", "nginx_binary", "nginx_conf"]
