@@ -103,17 +103,32 @@ class NginxRelay:
         (self.workdir / "body_tmp").mkdir(exist_ok=True)
         conf = self.workdir / "nginx.conf"
         conf.write_text(nginx_conf(self.config, self.workdir))
+        self._pid_file.unlink(missing_ok=True)
         log = (self.workdir / "stderr.log").open("ab")
         self.process = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(conf)],
                                         stdout=log, stderr=log)  # fmt: skip
         log.close()
         deadline = time.monotonic() + timeout
-        while not self._accepts():
+        while not self._listening():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 errors = (self.workdir / "stderr.log").read_text(errors="replace")[-2000:]
                 raise RelayError(f"nginx did not start on {self.config.host}:{self.config.port}: {errors}")
             time.sleep(0.05)
+
+    @property
+    def _pid_file(self) -> Path:
+        return self.workdir / "nginx.pid"
+
+    def _listening(self) -> bool:
+        """Whether this nginx bound its port: it writes its pid file only after that (a port probe alone could
+        reach another server on a taken port)."""
+        assert self.process is not None
+        try:
+            written = self._pid_file.read_text().strip()
+        except OSError:
+            return False
+        return written == str(self.process.pid) and self._accepts()
 
     def _accepts(self) -> bool:
         try:
