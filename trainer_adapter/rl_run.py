@@ -6,6 +6,9 @@
 2. ``inference.num_servers`` vLLM servers start on free ports (:mod:`trainer_adapter.inference.vllm_server`,
    in the interpreter ``inference.python``, the one that has vLLM) — or, with ``inference.urls``, the
    servers already running there are loaded with the initial weights.
+   A server that stops answering its ``/health`` is drained and polled until it comes back, then loads the
+   current weights before it takes rollouts again (``inference.health``,
+   :mod:`trainer_adapter.orchestrator.servers`); the launcher does not restart it itself.
 3. The trainer starts under torchrun (:mod:`trainer_adapter.train.rl`) with its share of this config.
 4. The orchestrator runs here, in this process's event loop, until the last batch is written,
    printing one line per step (reward, and in a mix each environment's reward and share);
@@ -45,6 +48,7 @@ from trainer_adapter.model.tiny import ModelConfig, check_model_folder, load_mod
 from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from trainer_adapter.orchestrator.servers import HealthConfig
 from trainer_adapter.orchestrator.state import load_state
 from trainer_adapter.resume import (
     RUN_CONFIG,
@@ -89,6 +93,10 @@ class ServersConfig(BaseModel):
     urls: list[str] = Field(
         default_factory=list, description="Use these running servers (their /v1 URLs, started by "
         "trainer_adapter.inference.vllm_server) instead of starting num_servers; each first loads the initial weights.",
+    )
+    health: HealthConfig = Field(
+        default_factory=HealthConfig, description="Failover: how often each server's /health is asked, and how a "
+        "down server is polled until it comes back (it then loads the current weights before taking rollouts).",
     )
 
     def server_config(self, model: str | Path, served_model_name: str, port: int) -> InferenceConfig:
@@ -292,8 +300,12 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         if config.orchestrator.coalesce_requests:
             clients = [CoalescingClient(client) for client in clients]
         updaters = [WeightsClient(url) for url in urls]
+        # What the servers hold once started: a server that goes down and comes back loads the newest of it
+        # and of the weights sent since.
+        start_weights = point.weights if point is not None else initial
         orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights,
-                                    state_every=config.trainer.checkpoint.every)
+                                    state_every=config.trainer.checkpoint.every, health=config.inference.health,
+                                    weight_dir=str(start_weights))
         if point is not None:
             _resume_orchestrator(orchestrator, point, root)
         for server in servers:
@@ -304,8 +316,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         if config.inference.urls or point is not None:
             # Servers of an earlier run hold other weights, and a resumed run's servers start on base:
             # each is loaded with the version the run continues from (0: the initial folder).
-            weights = point.weights if point is not None else initial
-            asyncio.run(_load_everywhere([WeightsClient(url) for url in urls], str(weights)))
+            asyncio.run(_load_everywhere([WeightsClient(url) for url in urls], str(start_weights)))
         trainer_log = root / "trainer.log"
         with trainer_log.open("ab") as log:
             trainer = subprocess.Popen(

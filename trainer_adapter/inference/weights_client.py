@@ -6,6 +6,7 @@ OpenAI client keeps open on the same server::
     async with WeightsClient("http://127.0.0.1:8000/v1") as weights:
         info = await weights.update("/run/broadcasts/step_3")   # {"version": 1, "weight_dir": ..., "seconds": ...}
         await weights.reload()                                  # back to the base weights
+        await weights.healthy(timeout=5.0)                      # True when GET /health answers 200
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ class WeightsClient:
     async def current(self) -> dict[str, Any]:
         """``{"version", "weight_dir", "base"}``: what the server serves now."""
         return await self._call("GET", "/weights", None)
+
+    async def healthy(self, timeout: float) -> bool:
+        """Whether ``GET /health`` answers 200 within ``timeout`` seconds (False when it cannot be reached)."""
+        try:
+            response = await self._http.get("/health", timeout=timeout)
+        except httpx2.HTTPError:  # refused, reset, timed out: a server that is down or stuck
+            return False
+        return response.status_code == 200
 
     async def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         try:

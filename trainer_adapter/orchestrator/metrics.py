@@ -13,9 +13,10 @@ from typing import Literal
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-DropReason = Literal["failed", "incomplete", "stale", "cancelled"]
-"""A rollout that came back but cannot train: it errored or had no tokens, its group came back short, it was
-too far off-policy when its batch was cut, or its group was cancelled in flight at a weight update."""
+DropReason = Literal["failed", "incomplete", "stale", "cancelled", "lost"]
+"""A rollout that cannot train: it errored or had no tokens, its group came back short, it was too far
+off-policy when its batch was cut, its group was cancelled in flight at a weight update, or its group was in
+flight on an inference server that went down (its problem is asked again on another server)."""
 OFF_POLICY_BUCKETS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 32)
 
 
@@ -26,8 +27,8 @@ class OrchestratorMetrics:
         self.rollouts = Counter("vf_orchestrator_rollouts", "Rollouts that came back from the inference servers "
                                 "(rate: rollouts/s).", registry=registry)
         self.dropped = Counter("vf_orchestrator_dropped_rollouts", "Rollouts that cannot train, by reason: failed, "
-                               "incomplete (group), stale (off-policy), cancelled (at a weight update).", ["reason"],
-                               registry=registry)
+                               "incomplete (group), stale (off-policy), cancelled (at a weight update), lost (its "
+                               "server went down).", ["reason"], registry=registry)
         self.rejected = Counter("vf_orchestrator_rejected_rollouts", "Rollouts the difficulty buffer's filters "
                                 "refused, by filter: uniform (equal rewards), easy, hard.", ["reason"],
                                 registry=registry)
@@ -40,6 +41,8 @@ class OrchestratorMetrics:
         self.wait_seconds = Counter("vf_orchestrator_wait_for_weights_seconds", "Seconds batches waited for the "
                                     "trainer's weights (max_async_level's barrier).", registry=registry)
         self.step = Gauge("vf_orchestrator_step", "The last batch written (its step).", registry=registry)
+        self.servers_up = Gauge("vf_orchestrator_servers_up", "Inference servers taking rollouts (up and holding "
+                                "the current weights).", registry=registry)
         self.weights_version = Gauge("vf_orchestrator_weights_version", "Weights version the servers hold.",
                                      registry=registry)
 

@@ -22,6 +22,12 @@ Dropped groups (equal rewards, difficulty filter) cost more inference, never a s
 batch; but when ``max_fruitless_groups`` groups in a row gave the batch nothing, the run
 stops with :class:`NoLearningSignalError` instead of generating forever.
 
+Servers (:mod:`trainer_adapter.orchestrator.servers`): given a ``health`` config, a server that fails its
+``GET /health`` or a weight update stops taking groups; its groups in flight are cancelled, counted as
+``lost`` (``lost_groups``, ``lost_rollouts`` in the metrics line, the ``lost`` drop reason in Prometheus) and
+their problems asked again on the other servers, so the run goes on at their pace. When the server answers
+again it loads the current weights before it takes groups.
+
 With ``state_every = E`` it saves its state (:mod:`trainer_adapter.orchestrator.state`) every E
 steps, the trainer's checkpoint interval, and :meth:`Orchestrator.restore` continues from one.
 """
@@ -36,7 +42,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +52,7 @@ from trainer_adapter.orchestrator.errors import NoLearningSignalError
 from trainer_adapter.orchestrator.metrics import OrchestratorMetrics, orchestrator_metrics
 from trainer_adapter.orchestrator.packing import distribute, pack, packing_efficiency, samples_from_groups
 from trainer_adapter.orchestrator.rollouts import RolloutGroup, groups_from_results
+from trainer_adapter.orchestrator.servers import HealthConfig, ServerPool, WeightUpdater
 from trainer_adapter.orchestrator.staleness import drop_stale
 from trainer_adapter.orchestrator.state import (
     OrchestratorState,
@@ -58,12 +65,6 @@ from trainer_adapter.orchestrator.task_metrics import batch_task_metrics, step_l
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
 from verifiers.metrics_server import MetricsConfig
-
-
-class WeightUpdater(Protocol):
-    """Loads a weights folder into one inference server (``WeightsClient`` in production)."""
-
-    async def update(self, weight_dir: str) -> Any: ...
 
 
 class OrchestratorConfig(BaseModel):
@@ -133,10 +134,13 @@ class Orchestrator:
     def __init__(self, config: OrchestratorConfig, env: Any, clients: Sequence[Any],
                  updaters: Sequence[WeightUpdater], output_dir: Path,
                  task_weights: Mapping[str, float] | None = None, state_every: int = 0,
-                 metrics: OrchestratorMetrics | None = None) -> None:
+                 metrics: OrchestratorMetrics | None = None, health: HealthConfig | None = None,
+                 weight_dir: str | None = None) -> None:
         """``task_weights`` mixes an ``EnvGroup``'s environments (by task name) when problems are drawn;
         ``state_every`` saves the state for ``--resume`` every this many steps (the trainer's checkpoint
-        interval; 0: never); ``metrics`` records the Prometheus metrics (default: the process's own)."""
+        interval; 0: never); ``metrics`` records the Prometheus metrics (default: the process's own);
+        ``health`` turns on failover (the updaters must then answer ``healthy``, as ``WeightsClient`` does);
+        ``weight_dir`` is the folder the servers hold at the start, which a server that comes back loads."""
         if not clients or len(clients) != len(updaters):
             raise ValueError("need one weight updater per client, and at least one client")
         if config.batch_size % config.rollouts_per_example:
@@ -151,7 +155,7 @@ class Orchestrator:
         """Groups in a row that gave the batch nothing."""
         self.update_seconds = 0.0
         """Time spent loading weights into the servers since the last batch was written."""
-        self.version = 0
+        self.servers = ServerPool(updaters, health, weight_dir)
         self.inflight: dict[asyncio.Task[Any], _Inflight] = {}
         self.counts: Counter[str] = Counter()
         self.metrics = metrics or orchestrator_metrics()
@@ -160,17 +164,28 @@ class Orchestrator:
         self.state_every = state_every
         self._pending: list[int] = []
         """Examples to ask before drawing new ones: those in flight when the restored state was saved."""
-        self._next_client = 0
         self._evals: list[asyncio.Task[None]] = []
+        self._watcher: asyncio.Task[None] | None = None
+        """The servers' health watcher, while :meth:`run` runs."""
         self._failure_reasons: set[str] = set()
         """Why rollouts failed, each printed once (a misconfigured environment fails every rollout alike)."""
         self._max_steps = 0
         """The step count :meth:`run` was asked for (the console line's denominator)."""
 
+    @property
+    def version(self) -> int:
+        """The weights version the servers that take rollouts hold."""
+        return self.servers.version
+
+    @version.setter
+    def version(self, version: int) -> None:
+        self.servers.version = version
+
     async def run(self, max_steps: int) -> None:
         """Write batches for steps ``start_step .. max_steps − 1`` (``0 ..`` unless restored)."""
         self.root.mkdir(parents=True, exist_ok=True)
         self._max_steps = max_steps
+        self._watcher = asyncio.create_task(self.servers.watch())
         try:
             for step in range(self.start_step, max_steps):
                 started = time.perf_counter()
@@ -185,6 +200,9 @@ class Orchestrator:
                 self._evals.append(asyncio.create_task(self._evaluate(max_steps)))
                 await asyncio.gather(*self._evals)
         finally:
+            watcher, self._watcher = self._watcher, None
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
             for evaluation in self._evals:
                 evaluation.cancel()
             for task in self.inflight:
@@ -204,9 +222,8 @@ class Orchestrator:
             return
         path = str(self.root / "weights" / f"step_{newest}")
         started = time.perf_counter()
-        await asyncio.gather(*(u.update(path) for u in self.updaters))
+        await self.servers.update(path, newest)
         self.update_seconds += time.perf_counter() - started
-        self.version = newest
         self.metrics.weights_version.set(newest)
         self.counts["weight_updates"] += 1
         for task, info in list(self.inflight.items()):
@@ -224,6 +241,7 @@ class Orchestrator:
                 raise TimeoutError(f"weights version {required} did not appear under {self.root / 'weights'}")
             await asyncio.sleep(self.config.weights_poll_s)
             await self._maybe_update()
+            self._drain_lost_servers()
 
     async def _evaluate(self, step: int) -> None:
         """Held-out reward of the weights the servers hold now, alongside training (greedy by default).
@@ -247,7 +265,8 @@ class Orchestrator:
 
     async def _eval_rewards(self, env: Any) -> list[float]:
         sampling = {"temperature": self.config.eval_temperature, "max_tokens": self.config.max_tokens}
-        results = await env.evaluate(self.clients[0], self.config.model_name, sampling,
+        client = self.clients[next(iter(self.servers.up()), 0)]
+        results = await env.evaluate(client, self.config.model_name, sampling,
                                      num_examples=self.config.eval_examples,
                                      rollouts_per_example=self.config.eval_rollouts_per_example)
         return list(results.reward)
@@ -262,9 +281,10 @@ class Orchestrator:
 
     def _schedule(self, limit: int) -> None:
         while len(self.inflight) < limit:
+            client = self.servers.pick()
+            if client is None:
+                return  # every server is down: nothing to send until one comes back
             example_id = self.next_example()
-            client = self._next_client
-            self._next_client = (client + 1) % len(self.clients)
             rows = [self.rows[example_id]] * self.config.rollouts_per_example
             sampling = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
                         "logprobs": True, "extra_body": {"return_token_ids": True}}
@@ -278,16 +298,36 @@ class Orchestrator:
             need = self.config.batch_size - have
             while self.buffer.num_rollouts < need:
                 self._schedule(self._inflight_limit(need))
-                done, _ = await asyncio.wait(self.inflight, timeout=self.config.weights_poll_s,
-                                             return_when=asyncio.FIRST_COMPLETED)
+                if self.inflight:
+                    done, _ = await asyncio.wait(self.inflight, timeout=self.config.weights_poll_s,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                else:
+                    done = set()
+                    await asyncio.sleep(self.config.weights_poll_s)
                 for task in done:
                     self._accept(task, self.inflight.pop(task))
                 await self._maybe_update()
+                self._drain_lost_servers()
             result = drop_stale(self.buffer.pop(need), step, self.config.max_off_policy_steps)
             self.counts["stale_groups"] += result.dropped_groups
             self.metrics.drop("stale", result.dropped_rollouts)
             selected += result.fresh
         return selected
+
+    def _drain_lost_servers(self) -> None:
+        """Cancel the groups in flight on servers that went down, count them, and ask their problems again."""
+        if self._watcher is not None and self._watcher.done():
+            self._watcher.result()  # the watcher stopped on an error: raise it here, in the run
+        self.servers.check()
+        lost = set(self.servers.take_lost())
+        for task, info in list(self.inflight.items()):
+            if info.client in lost:
+                task.cancel()
+                del self.inflight[task]
+                self._pending.append(info.example_id)
+                self.counts["lost_groups"] += 1
+                self.counts["lost_rollouts"] += self.config.rollouts_per_example
+                self.metrics.drop("lost", self.config.rollouts_per_example)
 
     def _inflight_limit(self, need: int) -> int:
         """Groups to keep generating: always the maximum, or (synchronous) only what the batch still lacks."""
@@ -305,6 +345,8 @@ class Orchestrator:
 
     def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
         grouped = groups_from_results(task.result(), policy_version=info.version)
+        if grouped.failed:
+            self.servers.suspect(info.client)
         self.counts["failed_rollouts"] += grouped.failed
         self.metrics.rollouts.inc(grouped.failed + sum(len(g.rollouts) for g in grouped.groups))
         self.metrics.drop("failed", grouped.failed)
@@ -352,11 +394,13 @@ class Orchestrator:
                 "servers_version": self.version, "packing_efficiency": packing_efficiency(micro_batches,
                                                                                           self.config.seq_len),
                 **per_task, "time/wait_for_weights": waited, "time/update_weights": self.update_seconds,
-                "time/step": elapsed, **dict(self.counts),
+                "time/step": elapsed, "servers_up": len(self.servers.up()), **dict(self.counts),
+                **dict(self.servers.counts),
                 **{f"filtered/{k}": v for k, v in self.buffer.filtered.items()}}
         with (self.root / "orchestrator_metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
         self.metrics.batch_written(step, lags, elapsed, waited)
+        self.metrics.servers_up.set(len(self.servers.up()))
         print(step_line(line, self._max_steps), flush=True)
         self.update_seconds = 0.0
         if self.state_every and (step + 1) % self.state_every == 0:
@@ -374,7 +418,7 @@ class Orchestrator:
             step=step, sampler_rng=(version, list(internal), gauss),
             pending_examples=[info.example_id for info in self.inflight.values()] + self._pending,
             difficulty=dict(self.buffer.difficulty), filtered=dict(self.buffer.filtered), counts=dict(self.counts),
-            fruitless=self.fruitless, next_client=self._next_client,
+            fruitless=self.fruitless, next_client=self.servers.next_index,
             waiting_groups=[group_to_dict(g) for g in self.buffer.groups],
         )
 
@@ -395,7 +439,7 @@ class Orchestrator:
         self.buffer.load_state_dict({"difficulty": state.difficulty, "filtered": state.filtered})
         self.counts = Counter(state.counts)
         self.fruitless = state.fruitless
-        self._next_client = state.next_client % len(self.clients)
+        self.servers.next_index = state.next_client
         self._pending = list(state.pending_examples)
         kept = drop_stale([group_from_dict(g) for g in state.waiting_groups], state.step,
                           self.config.max_off_policy_steps)
