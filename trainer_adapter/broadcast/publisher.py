@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +68,7 @@ class Publisher:
         await self._each_relay(result, lambda relay: self._prune(relay, step))
         return result
 
-    async def _each_relay(self, result: PublishResult, action) -> None:
+    async def _each_relay(self, result: PublishResult, action: Callable[[str], Awaitable[None]]) -> None:
         live = [r for r in self.relays if r not in result.failed]
         outcomes = await asyncio.gather(*(action(r) for r in live), return_exceptions=True)
         for relay, outcome in zip(live, outcomes, strict=True):
