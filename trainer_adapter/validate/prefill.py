@@ -1,0 +1,54 @@
+"""The validator's recomputation: one prefill of prompt + completion with the trainer's copy of the weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedModel
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """What one prefill says about a rollout's C completion tokens (one entry per predicting state)."""
+
+    hidden: torch.Tensor
+    """``[C, hidden_size]``: the final hidden states (after the last norm) that predicted each token."""
+    logprobs: list[float]
+    """The model's logprob of each completion token (temperature 1, as inference servers report them)."""
+    sampled_probs: list[float]
+    """The probability of each completion token under the sampling distribution (logits / temperature)."""
+    collisions: list[float]
+    """Per state, the sum of squared sampling probabilities: the expected probability of a sampled token."""
+    cubes: list[float]
+    """Per state, the sum of cubed sampling probabilities (for the variance of the sampled probability)."""
+    eos_prob: float
+    """The sampling probability of the end-of-sequence token at the last state."""
+
+
+@torch.no_grad()
+def recompute(
+    model: PreTrainedModel, prompt_ids: list[int], completion_ids: list[int], temperature: float, eos_id: int
+) -> Recomputed:
+    """Prefill ``prompt_ids + completion_ids[:-1]`` once and read the predicting states and their distributions.
+
+    The model must be a Hugging Face causal LM whose ``model`` attribute returns ``last_hidden_state`` after
+    the final norm and whose ``lm_head`` maps it to logits (Llama-style; the trainer's models are).
+    """
+    ids = torch.tensor([prompt_ids + completion_ids[:-1]])
+    hidden = model.model(input_ids=ids).last_hidden_state[0, len(prompt_ids) - 1 :].float()
+    logits = model.lm_head(hidden).float()
+    targets = torch.tensor(completion_ids).unsqueeze(-1)
+    logprobs = logits.log_softmax(-1).gather(-1, targets).squeeze(-1)
+    probs = (logits / temperature).softmax(-1)
+    return Recomputed(
+        hidden=hidden,
+        logprobs=logprobs.tolist(),
+        sampled_probs=probs.gather(-1, targets).squeeze(-1).tolist(),
+        collisions=probs.pow(2).sum(-1).tolist(),
+        cubes=probs.pow(3).sum(-1).tolist(),
+        eos_prob=float(probs[-1, eos_id]),
+    )
+
+
+__all__ = ["Recomputed", "recompute"]
