@@ -26,6 +26,7 @@ from pathlib import Path
 
 import httpx
 
+from trainer_adapter.broadcast.config import BroadcastConfig
 from trainer_adapter.broadcast.errors import CorruptCheckpointError, ManifestError, RelayError, StaleVersionError
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
 from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, parse_manifest
@@ -65,6 +66,13 @@ class Fetcher:
         self.discarded: set[int] = set()
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=5.0),
                                        limits=httpx.Limits(max_connections=concurrency + len(relays)))  # fmt: skip
+
+    @classmethod
+    def from_config(cls, config: BroadcastConfig, weights: WeightsClient | None = None) -> Fetcher:
+        """A node's fetcher with the ``[broadcast]`` table's settings."""
+        return cls(config.relays, config.fetch_dir, weights, concurrency=config.fetch_concurrency,
+                   poll_interval=config.poll_interval_s, shard_timeout=config.shard_timeout_s,
+                   choice=RelayChoice(config.relays, explore=config.exploration))  # fmt: skip
 
     async def latest_step(self) -> int | None:
         """The newest version any relay announces (relays that are down or answer nonsense are skipped)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 
+from trainer_adapter.broadcast.config import BroadcastConfig
 from trainer_adapter.broadcast.errors import RelayError
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path, version_dir
 from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, build_manifest, read_shard
@@ -49,6 +50,12 @@ class Publisher:
         self.shard_size = shard_size
         self.concurrency = concurrency
         self._http = httpx.AsyncClient(timeout=timeout)
+
+    @classmethod
+    def from_config(cls, config: BroadcastConfig) -> Publisher:
+        """The trainer's publisher with the ``[broadcast]`` table's settings."""
+        return cls(config.relays, keep=config.keep_versions, shard_size=config.shard_bytes,
+                   concurrency=config.upload_concurrency)  # fmt: skip
 
     async def publish(self, folder: Path, step: int) -> PublishResult:
         """Upload ``folder`` as version ``step``; returns once every live relay holds all of it."""
