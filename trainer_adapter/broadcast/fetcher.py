@@ -31,6 +31,7 @@ from trainer_adapter.broadcast.errors import CorruptCheckpointError, ManifestErr
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
 from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, parse_manifest
 from trainer_adapter.broadcast.relay_choice import RelayChoice
+from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError, WeightUpdateError
 from trainer_adapter.inference.weights_client import WeightsClient
 
 log = logging.getLogger(__name__)
@@ -100,16 +101,24 @@ class Fetcher:
         return folder
 
     async def follow(self, until_step: int | None = None) -> None:
-        """Load each new version as it is announced; returns once ``until_step`` (or newer) is loaded."""
+        """Load each new version as it is announced; returns once ``until_step`` (or newer) is loaded.
+
+        A version that cannot be used is discarded and the next one awaited; one that cannot be fetched or
+        loaded for now (relays or server away) is tried again at the next poll."""
         while until_step is None or self.loaded_step is None or self.loaded_step < until_step:
             step = await self.latest_step()
             if step is not None and step not in self.discarded and (self.loaded_step or -1) < step:
                 try:
                     await self.load(step)
-                except CorruptCheckpointError as exc:
+                    continue
+                except (CorruptCheckpointError, WeightsFolderError, WeightUpdateError) as exc:
+                    # The version itself is unusable (bad bytes, or weights the served model cannot take).
                     log.warning("step %d discarded: %s", step, exc)
                     self.discarded.add(step)
-                continue
+                    continue
+                except (RelayError, InferenceServerError) as exc:
+                    # Relays or the server are away for now: the same version is tried again.
+                    log.warning("step %d not loaded yet: %s", step, exc)
             await asyncio.sleep(self.poll_interval)
 
     async def fetch(self, step: int) -> Path:

@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from trainer_adapter.broadcast.errors import RelayError
+from trainer_adapter.lifeline import parent_death_signal
 
 NGINX_SETUP = "bash scripts/setup_nginx.sh"
 
@@ -105,8 +106,9 @@ class NginxRelay:
         conf.write_text(nginx_conf(self.config, self.workdir))
         self._pid_file.unlink(missing_ok=True)
         log = (self.workdir / "stderr.log").open("ab")
+        # A relay goes down with the process that started it (a test or bench killed midway leaves none behind).
         self.process = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(conf)],
-                                        stdout=log, stderr=log)  # fmt: skip
+                                        stdout=log, stderr=log, preexec_fn=parent_death_signal())  # fmt: skip
         log.close()
         deadline = time.monotonic() + timeout
         while not self._listening():

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.trainer_adapter.broadcast.conftest import make_checkpoint, same_files
+from tests.trainer_adapter.broadcast.conftest import free_port, make_checkpoint, same_files
 from trainer_adapter.broadcast.errors import CorruptCheckpointError, RelayError, StaleVersionError
 from trainer_adapter.broadcast.fetcher import Fetcher
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
 from trainer_adapter.broadcast.publisher import Publisher
 from trainer_adapter.broadcast.relay import NginxRelay
 from trainer_adapter.broadcast.relay_choice import RelayChoice
+from trainer_adapter.inference.weights_client import WeightsClient
 
 SIZES = {"model.safetensors": 600_000, "config.json": 300, "empty.txt": 0}
 SHARD = 64 * 1024
@@ -167,3 +168,25 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
         Fetcher(["http://127.0.0.1:9/"], tmp_path, concurrency=0)
     with pytest.raises(ValueError, match="keep"):
         Publisher(["http://127.0.0.1:9/"], keep=0)
+
+
+async def test_following_waits_out_relays_that_lack_a_shard_and_a_server_that_is_down(relays, tmp_path) -> None:
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        await publisher.publish(make_checkpoint(tmp_path / "ckpt", 14, SIZES), 14)
+    kept = (relays[0].data_dir / shard_path(14, 3)).read_bytes()
+    for relay in relays:
+        (relay.data_dir / shard_path(14, 3)).unlink()
+    async with Fetcher(urls(relays), tmp_path / "node", shard_timeout=0.2, poll_interval=0.05) as fetcher:
+        follow = asyncio.create_task(fetcher.follow(until_step=14))
+        await asyncio.sleep(1.0)  # several tries, each failing past its deadline
+        assert not follow.done() and fetcher.loaded_step is None and not fetcher.discarded
+        (relays[2].data_dir / shard_path(14, 3)).write_bytes(kept)
+        await asyncio.wait_for(follow, 30)
+    assert same_files(tmp_path / "node" / "step_14", tmp_path / "ckpt")
+    # A server that does not answer: the version is kept for a later try, not discarded.
+    weights = WeightsClient(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    async with weights, Fetcher(urls(relays), tmp_path / "other", weights, poll_interval=0.05) as fetcher:
+        follow = asyncio.create_task(fetcher.follow(until_step=14))
+        await asyncio.sleep(1.0)
+        assert not follow.done() and fetcher.loaded_step is None and not fetcher.discarded
+        follow.cancel()
