@@ -392,6 +392,9 @@ def test_one_env_or_a_weighted_list(tmp_path: Path) -> None:
         ('[env]\nid = "arithmetic"\n[inference]\ngpu_memory_utilization = 1.5\n', "gpu_memory_utilization"),
         ('[env]\nid = "arithmetic"\n[inference]\ndtype = "fp8"\n', "dtype"),
         ('[env]\nid = "arithmetic"\n[inference]\ntool_call_parser = "hermes x"\n', "tool_call_parser"),
+        ('[env]\nid = "arithmetic"\n[inference.health]\ninterval_s = 5.0\nmax_backoff_s = 1.0\n',
+         "max_backoff_s .* must be >= interval_s"),
+        ('[env]\nid = "arithmetic"\n[inference.health]\ninterval_s = 0\n', "interval_s"),
         ('[env]\nid = "arithmetic"\n[orchestrator.metrics]\nport = 9101\n[trainer.metrics]\nport = 9101\n',
          "both 9101: the orchestrator and the trainer are two processes"),
         ('[env]\nid = "arithmetic"\n[orchestrator.metrics]\nport = 70000\n', "orchestrator.metrics.port"),
@@ -429,6 +432,13 @@ def test_the_trainer_gets_its_metrics_port_and_the_orchestrator_keeps_its_own(tm
 def test_the_tool_env_config_asks_for_a_tool_call_parser() -> None:
     config = load_config(RLRunConfig, ROOT / "configs" / "tool_env" / "rl.toml")
     assert config.env.id == "multiply-tool" and config.inference.tool_call_parser == "hermes"
+
+
+def test_the_multi_server_config_runs_two_servers_with_failover() -> None:
+    config = load_config(RLRunConfig, ROOT / "configs" / "multi_server" / "rl.toml")
+    assert config.inference.num_servers == 2 and not config.inference.urls
+    assert config.orchestrator.max_inflight_groups % config.inference.num_servers == 0  # as many on each
+    assert config.inference.health.interval_s < config.inference.health.max_backoff_s
 
 
 def test_train_ranks_follow_the_trainer(tmp_path: Path) -> None:
