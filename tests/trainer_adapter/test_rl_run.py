@@ -441,6 +441,15 @@ def test_the_multi_server_config_runs_two_servers_with_failover() -> None:
     assert config.inference.health.interval_s < config.inference.health.max_backoff_s
 
 
+def test_a_run_saved_before_the_health_section_or_with_other_health_settings_resumes(tmp_path: Path) -> None:
+    from trainer_adapter.resume import config_differences
+
+    now = _config(tmp_path, '[env]\nid = "arithmetic"\n[inference.health]\ninterval_s = 1.0\n').model_dump(mode="json")
+    saved = json.loads(json.dumps(now))
+    del saved["inference"]["health"]  # a run_config.json written before failover existed
+    assert config_differences(saved, now) == []
+
+
 def test_train_ranks_follow_the_trainer(tmp_path: Path) -> None:
     config = _config(tmp_path, '[env]\nid = "arithmetic"\n[trainer]\nnum_processes = 2\n')
     assert config.orchestrator.num_train_ranks == 2
