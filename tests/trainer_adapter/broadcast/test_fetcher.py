@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.trainer_adapter.broadcast.conftest import free_port, make_checkpoint, same_files
-from trainer_adapter.broadcast.errors import CorruptCheckpointError, RelayError, StaleVersionError
+from trainer_adapter.broadcast.errors import CorruptCheckpointError, ManifestError, RelayError, StaleVersionError
 from trainer_adapter.broadcast.fetcher import Fetcher
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
 from trainer_adapter.broadcast.publisher import Publisher
@@ -152,6 +152,10 @@ async def test_a_shard_missing_everywhere_fails_after_the_deadline(relays, tmp_p
 
 async def test_publishing_goes_on_without_a_dead_relay_and_fails_without_any(relays, tmp_path: Path) -> None:
     ckpt = make_checkpoint(tmp_path / "ckpt", 12, SIZES)
+    async with Publisher(urls(relays), shard_size=SHARD) as publisher:
+        with pytest.raises(ManifestError, match="is not a folder with files in it"):
+            await publisher.publish(tmp_path / "nowhere", 12)
+        assert [await publisher.versions(r.url) for r in relays] == [[]] * 3  # nothing went up
     relays[2].kill()
     async with Publisher(urls(relays), shard_size=SHARD) as publisher:
         result = await publisher.publish(ckpt, 12)
