@@ -25,8 +25,8 @@ from verifiers.envs.tool_defs import ToolDefList, offered_tools
 from verifiers.errors import OverlongPromptError, UsageError
 from verifiers.messages import to_plain
 from verifiers.parsers.parser import Parser
+from verifiers.rollout.conventions import STATE_ERA, Conventions
 from verifiers.rollout.model_call import RetryPolicy, request_model
-from verifiers.rubrics.overrides import score_states
 from verifiers.rubrics.rubric import Rubric
 from verifiers.tools.schema import to_oai_tool
 from verifiers.types import GenerateOutputs, ProcessedOutputs
@@ -51,6 +51,10 @@ class Environment(abc.ABC):
         max_retries: retries of transient model API failures within a rollout.
         **kwargs: kept as attributes, as the original does (environments rely on it).
     """
+
+    #: How the core drives this environment's hooks and scores it: the State era's, unless
+    #: :class:`~verifiers.envs.multiturn_env.MultiTurnEnv` finds the class written for the tuple era.
+    conventions: Conventions = STATE_ERA
 
     def __init__(
         self,
@@ -225,9 +229,7 @@ class Environment(abc.ABC):
         from verifiers.eval.engine import expand_rollouts
 
         dataset = self.get_eval_dataset(n=num_examples)
-        # 0.1.x repeated the dataset block by block; keep its output order for tuple-era envs.
-        block_major = getattr(self, "era", "state") == "tuple"
-        inputs = expand_rollouts(dataset, rollouts_per_example, block_major=block_major)
+        inputs = expand_rollouts(dataset, rollouts_per_example, block_major=self.conventions.block_major)
         return await self.generate(inputs, client, model, sampling_args, **kwargs)
 
     def evaluate_sync(self, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
@@ -243,8 +245,9 @@ class Environment(abc.ABC):
         return {}
 
     async def score_group(self, states: list[Any]) -> None:
-        """Score one example's rollouts with the rubric as the environment's era did, then add the monitor metrics."""
-        await score_states(self.rubric, states, tuple_era=getattr(self, "era", "state") == "tuple")
+        """Score one example's rollouts with the rubric as the environment's era did (its ``conventions``), then
+        add the monitor metrics."""
+        await self.conventions.score_group(self.rubric, states)
         for state in states:
             await self.rubric.cleanup(state)  # the rubric's @vf.cleanup hooks, after its scores
             metrics = dict(state.get("metrics") or {})

@@ -4,11 +4,14 @@ Every environment's rollout runs here: model turn, stop check, environment
 turn, repeat. Subclasses fill hooks (``env_response``, ``setup_state``,
 ``@vf.stop`` conditions, ``@vf.cleanup`` handlers) and never the loop.
 
-The loop keeps the call order of the era the subclass is written in
-(see :mod:`verifiers.rollout.era`), because rewards can depend on it:
-
-* State era: stop? → model → [stop? → env → model]…
-* tuple era: stop? → model → [stop? → env → stop? → model]…
+The loop is the State era's (stop? → model → [stop? → env → model]…) and is
+final: where an environment of the tuple era (0.1.x, see :mod:`verifiers.rollout.era`)
+is driven differently (a second stop check after each environment turn, because
+rewards can depend on it; ``is_completed(messages, state)``; ``max_turns`` counting
+``state["turn"]``), the loop asks the environment's
+:class:`~verifiers.rollout.conventions.Conventions`, which :mod:`verifiers.compat`
+chooses when the environment is built. This module is the turn loop's one seam
+with :mod:`verifiers.compat`.
 
 A State-era class that overrides one of the trajectory hooks
 (``get_prompt_messages``, ``add_model_response``, ``add_trajectory_step``,
@@ -22,11 +25,14 @@ from __future__ import annotations
 import abc
 import asyncio
 import copy
+import functools
 import logging
 import time
-from typing import Any
+from typing import Any, final
 
 from verifiers.awaitables import maybe_await
+from verifiers.compat.calls import is_tuple_rollout_call, reply_messages, tuple_rollout
+from verifiers.compat.turns import conventions_for
 from verifiers.decorators import cleanup_handlers, stop, stop_conditions
 from verifiers.envs.environment import Environment
 from verifiers.envs.tool_defs import remember_tools
@@ -34,7 +40,7 @@ from verifiers.errors import Error, OverlongPromptError
 from verifiers.messages import to_message, to_messages
 from verifiers.parsers.parser import Parser
 from verifiers.rollout.declared_era import builder_era
-from verifiers.rollout.era import code_era, tuple_style_is_completed, user_override
+from verifiers.rollout.era import code_era, user_override
 from verifiers.rollout.response import parse_response
 from verifiers.state import State, TrajectoryStep
 from verifiers.tools.schema import to_oai_tool, to_tool_def
@@ -42,10 +48,6 @@ from verifiers.tools.schema import to_oai_tool, to_tool_def
 logger = logging.getLogger("verifiers.rollout")
 
 _TRAJECTORY_HOOKS = ("get_prompt_messages", "add_model_response", "add_trajectory_step", "render_completion")
-
-
-def _is_client(value: Any) -> bool:
-    return hasattr(value, "chat") or hasattr(value, "completions")
 
 
 class MultiTurnEnv(Environment):
@@ -75,9 +77,10 @@ class MultiTurnEnv(Environment):
         self.timeout_seconds = timeout_seconds
         # The code's own shape first; when it names no era, what its package declares (verifiers<0.1.8: tuple).
         self.era = code_era(type(self)) or builder_era(type(self)) or "state"
+        self.conventions = conventions_for(type(self), self.era)
         self._teach_era()
-        self._tuple_is_completed = tuple_style_is_completed(type(self))
-        self._hooked = self.era == "state" and any(user_override(type(self), h) for h in _TRAJECTORY_HOOKS)
+        self._hooked = self.conventions.follows_trajectory_hooks and any(
+            user_override(type(self), h) for h in _TRAJECTORY_HOOKS)
         self._stop_conditions = stop_conditions(self)
         self._cleanup_handlers = cleanup_handlers(self)
 
@@ -89,19 +92,13 @@ class MultiTurnEnv(Environment):
     @rubric.setter
     def rubric(self, rubric: Any) -> None:
         self._rubric = rubric
-        if hasattr(self, "era"):
+        if "conventions" in vars(self):  # not yet while Environment.__init__ assigns the first rubric
             self._teach_era()
 
     def _teach_era(self) -> None:
         """Tell parsers and rubrics the era (a parser or rubric shared with an environment of the other era
         follows the one that set it last)."""
-        if self.era == "tuple":
-            for parser in _parsers(self):
-                parser.answer_from_last_message = True
-        for rubric in _rubrics(self.rubric):
-            use_era = getattr(rubric, "use_era", None)  # a MathRubric scores as its environment's era did
-            if callable(use_era):
-                use_era(self.era)
+        self.conventions.teach(_parsers(self), _rubrics(self.rubric))
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -173,8 +170,7 @@ class MultiTurnEnv(Environment):
 
     @stop
     async def max_turns_reached(self, state: State) -> bool:
-        turns = state["turn"] if self.era == "tuple" else len(state["trajectory"])
-        return 0 < self.max_turns <= turns
+        return 0 < self.max_turns <= self.conventions.turns_taken(state)
 
     @stop
     async def max_total_completion_tokens_reached(self, state: State) -> bool:
@@ -223,8 +219,8 @@ class MultiTurnEnv(Environment):
         Tuple era: ``rollout(client, model, prompt, answer="", task="default", info=None,
         sampling_args=None) -> (completion, state)``.
         """
-        if (args and _is_client(args[0])) or "prompt" in kwargs:
-            return await self._tuple_rollout(*args, **kwargs)
+        if is_tuple_rollout_call(args, kwargs):
+            return await tuple_rollout(self._state_rollout, *args, **kwargs)
         return await self._state_rollout(*args, **kwargs)
 
     async def _state_rollout(self, input: dict[str, Any], client: Any, model: str,
@@ -232,14 +228,7 @@ class MultiTurnEnv(Environment):
         state = await self.init_state(input, client, model, sampling_args)
         return await self.run_loop(state)
 
-    async def _tuple_rollout(self, client: Any, model: str, prompt: Any, answer: str = "", task: str = "default",
-                             info: dict[str, Any] | None = None, sampling_args: dict[str, Any] | None = None,
-                             **kwargs: Any) -> tuple[Any, State]:
-        row = {"prompt": prompt, "answer": answer, "task": task, "info": info or {},
-               "example_id": kwargs.get("example_id", 0)}
-        state = await self._state_rollout(row, client, model, sampling_args)
-        return state["completion"], state
-
+    @final
     async def run_loop(self, state: State) -> State:
         """Drive one initialised state to completion; errors of the SDK's tree are recorded, not raised."""
         started = time.perf_counter()
@@ -267,6 +256,7 @@ class MultiTurnEnv(Environment):
             state["is_completed"] = True
         return state
 
+    @final
     async def _turns(self, state: State) -> None:
         if self._hooked:
             return await self._hooked_turns(state)
@@ -279,7 +269,7 @@ class MultiTurnEnv(Environment):
             if state.get("final_env_response") is not None:
                 state["stop_condition"] = "has_final_env_response"
                 return
-            if self.era == "tuple" and await self._should_stop(messages, state):
+            if await self.conventions.stops_after_env_turn(functools.partial(self._should_stop, messages, state)):
                 return
             messages = await self._model_turn(messages, state)
 
@@ -296,10 +286,7 @@ class MultiTurnEnv(Environment):
             state["stop_condition"] = state.get("stop_condition") or (
                 "has_error" if state.get("error") is not None else "prompt_too_long")
             return True
-        if self._tuple_is_completed:
-            done = await maybe_await(self.is_completed, messages, state)
-        else:
-            done = await maybe_await(self.is_completed, state)
+        done = await self.conventions.is_completed(self.is_completed, messages, state)
         if done and not state.get("stop_condition"):
             state["stop_condition"] = "is_completed"
         return bool(done)
@@ -334,11 +321,7 @@ class MultiTurnEnv(Environment):
 
     async def _env_turn(self, messages: Any, state: State) -> Any:
         result = await maybe_await(self.env_response, messages, state)
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
-            result, new_state = result
-            if new_state is not state:
-                state.update(new_state)
-        reply = self._normalize(result)
+        reply = self._normalize(reply_messages(result, state))
         state["completion"] += reply
         return _concat(messages, reply)
 

@@ -22,7 +22,7 @@ class SingleTurnEnv(MultiTurnEnv):
 
     async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
         # Never reached: the single model turn always completes the rollout.
-        return ([], state) if self.era == "tuple" else []
+        return self.conventions.hook_reply([], state)
 
 
 __all__ = ["SingleTurnEnv"]

@@ -109,7 +109,7 @@ class TextArenaEnv(MultiTurnEnv):
         reply = [UserMessage(content=str(text if over else self.feedback_fn(text)))]
         if over:
             state["final_env_response"] = reply  # the verdict is the last message of the rollout
-        return reply if self.era != "tuple" else (reply, state)
+        return self.conventions.hook_reply(reply, state)
 
     @cleanup
     async def cleanup_ta_env(self, state: State) -> None:

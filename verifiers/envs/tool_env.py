@@ -104,7 +104,7 @@ class ToolEnv(MultiTurnEnv):
         state = kwargs.get("state")
         if isinstance(state, dict):
             return await self._guarded(self._run_tool, tool_name, tool_args, tool_call_id, state)
-        if self.era != "tuple":
+        if not self.conventions.answers_tool_errors_in_call_tool:
             return await self._run_tool(tool_name, tool_args, tool_call_id)
         try:
             return await self._run_tool(tool_name, tool_args, tool_call_id)
@@ -122,7 +122,7 @@ class ToolEnv(MultiTurnEnv):
 
     def _tool_content(self, result: Any) -> Any:
         # 0.3.0 passes text/image content parts through (a tool may return an image); 0.1.x sent str().
-        if self.era != "tuple" and _is_content_parts(result):
+        if self.conventions.passes_content_parts and _is_content_parts(result):
             return result
         return str(result)
 
@@ -136,7 +136,7 @@ class ToolEnv(MultiTurnEnv):
         last = _last_assistant(messages)
         calls = (last.get("tool_calls") or []) if last is not None else []
         replies = [await self._answer(tool_call, messages, state) for tool_call in calls]
-        return (replies, state) if self.era == "tuple" else replies
+        return self.conventions.hook_reply(replies, state)
 
     async def _answer(self, tool_call: Any, messages: Any, state: State) -> ToolMessage:
         """The tool message answering one call: the tool's result, or what went wrong, in words."""

@@ -218,9 +218,9 @@ class LengthPenaltyRubric(RubricGroup):
             )
         return length.value
 
-    async def _scores(self, rollouts: list[RolloutArguments], tuple_era: bool) -> list[RolloutScore]:
+    async def _scores(self, rollouts: list[RolloutArguments], at_once: bool) -> list[RolloutScore]:
         # The floor applies to the sum of the members' rewards, so it must come after RubricGroup adds them up.
-        scores = await super()._scores(rollouts, tuple_era)
+        scores = await super()._scores(rollouts, at_once)
         if self.floor is not None:
             for score in scores:
                 score.reward = max(self.floor, score.reward)

@@ -5,6 +5,9 @@ besides) listing reward functions. Both classic releases honour such an override
 they score: the 0.1.x environment calls ``rubric.score_rollout(prompt, completion, ...)`` for
 every rollout, and a ``RubricGroup`` (both eras) calls each member's own ``score_rollout`` or
 ``score_group``. The SDK's fast path scores from the functions directly, so it asks here first.
+
+Which shape an override has is decided here; a tuple-era ``score_rollout(prompt, completion, ...)``
+override is called by :mod:`verifiers.compat.scoring` (this module is that seam).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import inspect
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Literal
 
+from verifiers.compat.scoring import score_group_through_tuple_override, score_through_tuple_override
 from verifiers.rollout.era import user_override
 from verifiers.rubrics.injection import RolloutArguments
-from verifiers.rubrics.rubric import write_scores
 from verifiers.types import RolloutScore
 
 Override = Literal["score_group", "tuple_score_rollout", "state_score_rollout"]
@@ -46,8 +49,7 @@ async def score_with_override(rubric: Any, override: Override, rollouts: list[Ro
     classic ``RubricGroup`` did, so the group's own totals are what stays.
     """
     if override == "tuple_score_rollout":
-        scores = await asyncio.gather(*(_tuple_call(rubric, r) for r in rollouts))
-        return [_as_score(rubric, score) for score in scores]
+        return await score_through_tuple_override(rubric, rollouts)
     states = [r.state for r in rollouts if r.state is not None]
     saved = [_snapshot(state) for state in states]
     try:
@@ -61,39 +63,14 @@ async def score_with_override(rubric: Any, override: Override, rollouts: list[Ro
             _restore(state, snapshot)
 
 
-async def score_states(rubric: Any, states: list[MutableMapping[str, Any]], tuple_era: bool) -> None:
-    """Score one example's rollouts as the environment's era did, writing reward, metrics and advantage.
-
-    A rubric overriding the tuple era's ``score_rollout(prompt, completion, ...)`` scores each rollout
-    through it (the rollouts at once), as 0.1.x did; one overriding ``score_group`` is called with the
-    group; otherwise the rubric scores from its functions, with the era's order of running them.
-    """
-    override = scoring_override(rubric)
-    if override == "tuple_score_rollout":
-        rollouts = [RolloutArguments.from_state(state) for state in states]
-        named = await score_with_override(rubric, override, rollouts)
-        for score in named:  # 0.1.x reported every function's name, 0.0 where a score had none
-            for name in rubric.get_reward_func_names():
-                score.metrics.setdefault(name, 0.0)
-        write_scores(states, named, group=True)
-    elif override == "score_group" or not tuple_era:
-        await rubric.score_group(states)
+async def score_states(rubric: Any, states: list[MutableMapping[str, Any]]) -> None:
+    """Score one example's rollouts as the State era did, writing reward, metrics and advantage: through a
+    tuple-era ``score_rollout(prompt, completion, ...)`` override where the rubric has one (0.3.0 called it
+    too), else through the rubric's ``score_group`` (its own override, or the functions run in order)."""
+    if scoring_override(rubric) == "tuple_score_rollout":
+        await score_group_through_tuple_override(rubric, states)
     else:
-        await rubric._score_states(states, {}, group=True, tuple_era=True)
-
-
-def _tuple_call(rubric: Any, rollout: RolloutArguments) -> Any:
-    f = rollout.fields
-    return rubric.score_rollout(f["prompt"], f["completion"], f["answer"], rollout.state, f["task"], f["info"],
-                                **rollout.overrides)
-
-
-def _as_score(rubric: Any, score: Any) -> RolloutScore:
-    if isinstance(score, RolloutScore):
-        return score
-    if isinstance(score, Mapping) and "reward" in score:
-        return RolloutScore(reward=score["reward"], metrics=score.get("metrics") or {})
-    raise TypeError(f"{type(rubric).__name__}.score_rollout returned {type(score).__name__}, not a RolloutScore")
+        await rubric.score_group(states)
 
 
 def _snapshot(state: MutableMapping[str, Any]) -> tuple[dict[str, Any], list[tuple[Any, Any]]]:

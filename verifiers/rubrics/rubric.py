@@ -11,14 +11,13 @@ a metric under the function's name, so a weight-0 function is a tracked metric::
     rubric = vf.Rubric(funcs=[exact], weights=[1.0])
     rubric.add_metric(lambda completion: len(completion))
 
-Both API eras are served by one implementation:
-
-* tuple era: ``await rubric.score_rollout(prompt, completion, answer, state)``
-  returns a :class:`~verifiers.types.RolloutScore`; ``score_rollouts`` scores
-  parallel lists into :class:`~verifiers.types.RolloutScores`;
-* State era: ``await rubric.score_rollout(state)`` and
-  ``await rubric.score_group(states)`` write ``state["reward"]``,
-  ``state["metrics"]`` (and, per group, ``state["advantage"]``).
+The rubric is written for the State era: ``await rubric.score_rollout(state)`` and
+``await rubric.score_group(states)`` write ``state["reward"]``, ``state["metrics"]``
+(and, per group, ``state["advantage"]``). The tuple era's calls,
+``await rubric.score_rollout(prompt, completion, answer, state)`` answering a
+:class:`~verifiers.types.RolloutScore` and ``score_rollouts`` over parallel lists,
+are recognised here by their shape and scored by :mod:`verifiers.compat.scoring`
+(this module is the rubric's seam with it).
 
 A reward function that raises scores 0.0, as in classic verifiers, but never
 silently: see :meth:`Rubric._record_failure`.
@@ -31,10 +30,10 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
-from contextlib import nullcontext
 from typing import Any, overload
 
 from verifiers.awaitables import maybe_await
+from verifiers.compat.scoring import score_parallel_lists, score_tuple_rollout
 from verifiers.decorators import cleanup_handlers, teardown_handlers
 from verifiers.errors import RewardFunctionError
 from verifiers.parsers.parser import Parser
@@ -46,6 +45,7 @@ from verifiers.rubrics.injection import (
     group_arguments,
     is_group_func,
 )
+from verifiers.rubrics.scores import add_scoring_time, write_scores
 from verifiers.types import Messages, RolloutScore, RolloutScores
 
 # Keyword arguments that public environments pass by mistake; they are kept as
@@ -66,10 +66,10 @@ class Rubric:
         weights: one weight per function (default 1.0 each).
         parser: offered to reward functions as ``parser`` (default :class:`Parser`).
         parallelize_scoring: run a rollout's functions at once (``True``) or in order
-            (``False``). By default (``None``) each era's way: at once for the tuple era's
-            ``score_rollout(prompt, completion, ...)`` (0.1.x), in order for the State era's
+            (``False``). By default (``None``) each era's way: in order for the State era's
             ``score_rollout(state)``/``score_group`` (0.3.0), where a later function may read
-            what an earlier one wrote to the state.
+            what an earlier one wrote to the state; at once where :mod:`verifiers.compat.scoring`
+            scores as 0.1.x did.
         **kwargs: kept as attributes, as classic verifiers did.
     """
 
@@ -181,7 +181,7 @@ class Rubric:
         """How many scores each function lost to an exception (a group call counts once per rollout)."""
         return self._failure_counts
 
-    # ------------------------------------------------------------ tuple era API
+    # ----------------------------------------------------------------- scoring API
 
     @overload
     async def score_rollout(self, state: MutableMapping[str, Any], /) -> None: ...
@@ -220,12 +220,7 @@ class Rubric:
         if completion is None and given_state is not None:
             await self._score_states([given_state], kwargs, group=False)
             return None
-        info = {} if info is None else info
-        fields = dict(prompt=prompt, completion=completion, answer=answer, state=state, task=task, info=info)
-        start = time.perf_counter()
-        [score] = await self._scores([RolloutArguments(fields, kwargs, state)], tuple_era=True)
-        _add_scoring_time([state], start)
-        return score
+        return await score_tuple_rollout(self, prompt, completion, answer, state, task, info, **kwargs)
 
     async def score_rollouts(
         self,
@@ -239,34 +234,10 @@ class Rubric:
         apply_weights: bool = True,
         **kwargs: Any,
     ) -> RolloutScores:
-        """Score parallel lists of rollouts, each on its own (at most ``max_concurrent`` at once if > 0).
-
-        With ``apply_weights=False`` each reward is the plain sum of the raw scores.
-        """
-        n = len(prompts)
-        tasks = ["default"] * n if tasks is None else tasks
-        infos = [{}] * n if infos is None else infos
-        columns = {"completions": completions, "answers": answers, "states": states, "tasks": tasks, "infos": infos}
-        for label, values in columns.items():
-            if len(values) != n:
-                raise ValueError(f"score_rollouts got {n} prompts but {len(values)} {label}; lists must be parallel")
-        limit = asyncio.Semaphore(max_concurrent) if max_concurrent > 0 else None
-
-        async def score(i: int) -> RolloutScore:
-            async with limit or nullcontext():
-                rollout = (prompts[i], completions[i], answers[i], states[i], tasks[i], infos[i])
-                return await self.score_rollout(*rollout, **kwargs)
-
-        scores = list(await asyncio.gather(*(score(i) for i in range(n))))
-        if not apply_weights:
-            scores = [RolloutScore(reward=sum(s.metrics.values()), metrics=s.metrics) for s in scores]
-        names = list(dict.fromkeys([*self.get_reward_func_names(), *(k for s in scores for k in s.metrics)]))
-        return RolloutScores(
-            reward=[s.reward for s in scores],
-            metrics={name: [s.metrics.get(name, 0.0) for s in scores] for name in names},
-        )
-
-    # ------------------------------------------------------------ State era API
+        """0.1.x's API: score parallel lists of rollouts, each on its own (at most ``max_concurrent`` at once
+        if > 0). With ``apply_weights=False`` each reward is the plain sum of the raw scores."""
+        return await score_parallel_lists(self, prompts, completions, answers, states, tasks, infos,
+                                          max_concurrent, apply_weights, **kwargs)
 
     async def score_group(self, states: Sequence[MutableMapping[str, Any]], **kwargs: Any) -> None:
         """Score the rollouts of one example together.
@@ -279,22 +250,23 @@ class Rubric:
             await self._score_states(list(states), kwargs, group=True)
 
     async def _score_states(
-        self, states: list[MutableMapping[str, Any]], overrides: dict[str, Any], group: bool, tuple_era: bool = False
+        self, states: list[MutableMapping[str, Any]], overrides: dict[str, Any], group: bool, at_once: bool = False
     ) -> None:
         start = time.perf_counter()
         rollouts = [RolloutArguments.from_state(state, overrides) for state in states]
-        write_scores(states, await self._scores(rollouts, tuple_era), group)
-        _add_scoring_time(states, start)
+        write_scores(states, await self._scores(rollouts, at_once), group)
+        add_scoring_time(states, start)
 
     # ------------------------------------------------------------------ scoring
 
-    def _runs_concurrently(self, tuple_era: bool) -> bool:
-        """Whether a rollout's functions run at once: as asked, else the era's way (see ``parallelize_scoring``)."""
-        return self.parallelize_scoring if self.parallelize_scoring is not None else tuple_era
+    def _runs_concurrently(self, at_once: bool) -> bool:
+        """Whether a rollout's functions run at once: as asked, else the caller's way (see ``parallelize_scoring``)."""
+        return self.parallelize_scoring if self.parallelize_scoring is not None else at_once
 
-    async def _scores(self, rollouts: list[RolloutArguments], tuple_era: bool) -> list[RolloutScore]:
-        """One score per rollout; each function runs over all the rollouts at once."""
-        if self._runs_concurrently(tuple_era):
+    async def _scores(self, rollouts: list[RolloutArguments], at_once: bool) -> list[RolloutScore]:
+        """One score per rollout; each function runs over all the rollouts at once. ``at_once``: the caller's
+        default for running a rollout's functions at once (the tuple era's) rather than in order."""
+        if self._runs_concurrently(at_once):
             columns = list(await asyncio.gather(*(self._score_func(func, rollouts) for func in self.funcs)))
         else:
             columns = [await self._score_func(func, rollouts) for func in self.funcs]
@@ -385,34 +357,6 @@ def _as_score(name: str, value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise RewardFunctionError(f"reward function {name!r} returned {value!r}, which is not a number") from None
-
-
-def write_scores(states: Sequence[MutableMapping[str, Any]], scores: Sequence[RolloutScore], group: bool) -> None:
-    """Write each score into its state (State era): ``reward``, ``metrics``, and with ``group`` the
-    ``advantage`` (reward minus the group's mean); trajectory steps without a reward get the rollout's."""
-    mean = sum(s.reward for s in scores) / len(scores) if scores else 0.0
-    for state, score in zip(states, scores):
-        state["reward"] = score.reward
-        state["metrics"] = dict(score.metrics)
-        if group:
-            state["advantage"] = score.reward - mean
-        for step in state.get("trajectory") or []:
-            if step.get("reward") is None:
-                step["reward"] = score.reward
-            if group and step.get("advantage") is None:
-                step["advantage"] = score.reward - mean
-
-
-def _add_scoring_time(states: Iterable[MutableMapping[str, Any] | None], start: float) -> None:
-    elapsed_ms = (time.perf_counter() - start) * 1000.0
-    for state in states:
-        if not isinstance(state, MutableMapping):
-            continue
-        timing = state.get("timing")
-        if not isinstance(timing, MutableMapping):
-            timing = state["timing"] = {"generation_ms": 0.0, "scoring_ms": 0.0, "total_ms": 0.0}
-        timing["scoring_ms"] = elapsed_ms
-        timing["total_ms"] = timing.get("total_ms", 0.0) + elapsed_ms
 
 
 __all__ = ["Rubric", "write_scores"]

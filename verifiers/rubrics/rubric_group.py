@@ -95,7 +95,7 @@ class RubricGroup(Rubric):
             total.update(rubric.failure_counts)
         return total
 
-    async def _scores(self, rollouts: list[RolloutArguments], tuple_era: bool) -> list[RolloutScore]:
+    async def _scores(self, rollouts: list[RolloutArguments], at_once: bool) -> list[RolloutScore]:
         # Rubrics run one after another, as in both classic eras; within one, its own policy decides
         # (a JudgeRubric is sequential by default either way, to spare the judge's rate limit).
         totals = [RolloutScore(reward=0.0, metrics={}) for _ in rollouts]
@@ -104,7 +104,7 @@ class RubricGroup(Rubric):
             if override is not None:
                 scores = await score_with_override(rubric, override, rollouts)
             else:
-                scores = await rubric._scores(rollouts, tuple_era)
+                scores = await rubric._scores(rollouts, at_once)
             for total, score in zip(totals, scores):
                 total.reward += score.reward
                 for name, value in score.metrics.items():

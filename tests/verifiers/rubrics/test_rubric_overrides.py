@@ -7,12 +7,14 @@ from typing import Any
 
 import pytest
 
+from verifiers.compat.turns import TupleEraConventions
 from verifiers.rubrics.overrides import score_states, scoring_override
 from verifiers.rubrics.rubric import Rubric
 from verifiers.rubrics.rubric_group import RubricGroup
 from verifiers.state import State
 from verifiers.types import RolloutScore
 
+TUPLE_ERA = TupleEraConventions(messages_in_is_completed=False)  # how a tuple-era environment scores a group
 PROMPT = [{"role": "user", "content": "2+2?"}]
 
 
@@ -77,23 +79,29 @@ async def test_a_group_scores_an_overriding_member_through_its_override(member: 
 
 async def test_the_tuple_era_scores_each_rollout_through_score_rollout() -> None:
     states = [make_state(), make_state()]
-    await score_states(TupleRubric(funcs=[one]), states, tuple_era=True)
+    await TUPLE_ERA.score_group(TupleRubric(funcs=[one]), states)
     # The override's score, with every function's name reported (0.0 where it gave none), as 0.1.x did.
     assert [(s["reward"], s["metrics"]) for s in states] == [(0.5, {"custom": 0.5, "one": 0.0})] * 2
     plain = [make_state()]
-    await score_states(Rubric(funcs=[one]), plain, tuple_era=True)
+    await TUPLE_ERA.score_group(Rubric(funcs=[one]), plain)
     assert (plain[0]["reward"], plain[0]["metrics"], plain[0]["advantage"]) == (1.0, {"one": 1.0}, 0.0)
+
+
+async def test_the_state_era_also_scores_through_a_tuple_shaped_override() -> None:
+    states = [make_state()]
+    await score_states(TupleRubric(funcs=[one]), states)
+    assert (states[0]["reward"], states[0]["metrics"]) == (0.5, {"custom": 0.5, "one": 0.0})
 
 
 async def test_the_state_era_calls_score_group_even_of_a_tuple_style_override_elsewhere() -> None:
     states = [make_state()]
-    await score_states(GroupRubric(funcs=[one]), states, tuple_era=True)  # score_group wins
+    await TUPLE_ERA.score_group(GroupRubric(funcs=[one]), states)  # score_group wins
     assert states[0]["reward"] == 0.25
 
 
 async def test_an_override_that_returns_no_score_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match="BadRubric.score_rollout returned float, not a RolloutScore"):
-        await score_states(BadRubric(funcs=[one]), [make_state()], tuple_era=True)
+        await TUPLE_ERA.score_group(BadRubric(funcs=[one]), [make_state()])
 
 
 async def test_a_mapping_with_a_reward_is_accepted() -> None:
@@ -103,7 +111,7 @@ async def test_a_mapping_with_a_reward_is_accepted() -> None:
             return {"reward": 2.0, "metrics": {"x": 2.0}}
 
     states = [make_state()]
-    await score_states(DictRubric(), states, tuple_era=True)
+    await TUPLE_ERA.score_group(DictRubric(), states)
     assert (states[0]["reward"], states[0]["metrics"]) == (2.0, {"x": 2.0})
 
 
@@ -149,5 +157,5 @@ async def test_a_tuple_era_env_without_override_keeps_group_functions_and_column
     states = [make_state() for _ in range(3)]
     for state in states:
         state["input"]["difficulty"] = "hard"
-    await score_states(Rubric(funcs=[group_size, uses_column]), states, tuple_era=True)
+    await TUPLE_ERA.score_group(Rubric(funcs=[group_size, uses_column]), states)
     assert [s["metrics"] for s in states] == [{"group_size": 3.0, "uses_column": 1.0}] * 3
