@@ -63,6 +63,8 @@ class Fetcher:
         self.shard_timeout = shard_timeout
         self.keep_local = keep_local
         self.choice = choice or RelayChoice(self.relays)
+        if set(self.choice.relays) != set(self.relays):
+            raise ValueError("the relay choice must be over the same relay URLs (with their trailing '/')")
         self.loaded_step: int | None = None
         self.discarded: set[int] = set()
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=5.0),

@@ -171,6 +171,8 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
         Fetcher([], tmp_path)
     with pytest.raises(ValueError, match="concurrency"):
         Fetcher(["http://127.0.0.1:9/"], tmp_path, concurrency=0)
+    with pytest.raises(ValueError, match="same relay URLs"):
+        Fetcher(["http://127.0.0.1:9"], tmp_path, choice=RelayChoice(["http://127.0.0.1:9"]))
     with pytest.raises(ValueError, match="keep"):
         Publisher(["http://127.0.0.1:9/"], keep=0)
 
