@@ -179,7 +179,8 @@ class Orchestrator:
 
     @version.setter
     def version(self, version: int) -> None:
-        self.servers.version = version
+        self.servers.version = version  # a restored run's servers hold this version, in the folder they hold
+        self.servers.current = (version, self.servers.current[1])
 
     async def run(self, max_steps: int) -> None:
         """Write batches for steps ``start_step .. max_steps − 1`` (``0 ..`` unless restored)."""

@@ -83,14 +83,15 @@ class ServerPool:
 
     def __init__(self, admins: Sequence[WeightUpdater], config: HealthConfig | None = None,
                  weight_dir: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        """``weight_dir``: the weights every server holds now (a rejoining server loads it while the version is 0)."""
+        """``weight_dir``: the weights every server holds now (what a rejoining server loads until an update)."""
         if not admins:
             raise ValueError("need at least one inference server")
         self.config = config
         self.servers = [_Server(admin) for admin in admins]
         self.version = 0
-        """The weights version the up servers hold."""
-        self.weight_dir = weight_dir
+        """The weights version the up servers hold (set once an update has reached them)."""
+        self.current: tuple[int, str | None] = (0, weight_dir)
+        """The newest version sent to the servers and its folder: what a server that comes back loads."""
         self.counts: Counter[str] = Counter()
         """``server_down`` and ``server_rejoined`` events, for the metrics line."""
         self._clock = clock
@@ -163,10 +164,11 @@ class ServerPool:
 
         A folder the model cannot take (:class:`UsageError`) is the run's error, not a server's: it is raised.
         """
-        self.version, self.weight_dir = version, weight_dir
+        self.current = (version, weight_dir)
         targets = self.up()
         results = await asyncio.gather(*(self.servers[i].admin.update(weight_dir) for i in targets),
                                        return_exceptions=True)
+        self.version = version
         for index, result in zip(targets, results):
             if isinstance(result, UsageError) or (isinstance(result, BaseException) and self.config is None):
                 raise result
@@ -176,14 +178,14 @@ class ServerPool:
     async def _rejoin(self, index: int) -> bool:
         """Bring a server that answers again to the current weights; True once it holds them."""
         server = self.servers[index]
-        loaded: int | None = None
-        while loaded != self.version:  # an update may land while this one loads: load again until it holds the last
-            target, weight_dir = self.version, self.weight_dir
-            if weight_dir is not None:
+        loaded: tuple[int, str | None] | None = None
+        while loaded != self.current:  # an update may be sent while this one loads: load until it holds the last
+            target = self.current
+            if target[1] is not None:
                 try:
-                    await server.admin.update(weight_dir)
+                    await server.admin.update(target[1])
                 except Exception as e:  # noqa: BLE001 - any failure leaves it down, to be polled again
-                    print(f"inference server {index} answers but could not load {weight_dir}: {e!r}", flush=True)
+                    print(f"inference server {index} answers but could not load {target[1]}: {e!r}", flush=True)
                     return False
             loaded = target
         return True
@@ -225,7 +227,7 @@ class ServerPool:
             server.next_probe = self._clock() + self.config.interval_s
             self._all_down_since = None
             self.counts["server_rejoined"] += 1
-            print(f"inference server {index} is back at weights version {self.version}; it takes rollouts again",
+            print(f"inference server {index} is back at weights version {self.current[0]}; it takes rollouts again",
                   flush=True)
             return
         server.backoff = min(server.backoff * 2, self.config.max_backoff_s)

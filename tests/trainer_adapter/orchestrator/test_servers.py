@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -35,11 +36,15 @@ class ScriptedAdmin:
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
         self.loaded: list[str] = []
-        self.probes = 0
+        self.probes: list[tuple[float, float]] = []
+        """When each health probe started and ended (monotonic seconds)."""
 
     async def healthy(self, timeout: float) -> bool:
-        self.probes += 1
-        return await self._answers(timeout)
+        started = time.monotonic()
+        try:
+            return await self._answers(timeout)
+        finally:
+            self.probes.append((started, time.monotonic()))
 
     async def _answers(self, timeout: float) -> bool:
         async with WeightsClient(self.base_url) as client:  # one per call: nothing left open by a test
@@ -143,10 +148,9 @@ async def test_a_down_server_is_polled_with_backoff_and_rejoins_on_the_current_w
         for version in (1, 2):  # versions it misses while down
             (tmp_path / f"step_{version}").mkdir()
             await pool.update(str(tmp_path / f"step_{version}"), version)
-        probes = admins[1].probes
-        await asyncio.sleep(1.2)
-        # Down, it is polled at 0.05, 0.1, 0.2, then every 0.4 s (max_backoff_s): ~5 polls in 1.2 s, not 24.
-        assert 3 <= admins[1].probes - probes <= 6, admins[1].probes - probes
+        polls = len(admins[1].probes)
+        await asyncio.sleep(1.0)
+        assert len(admins[1].probes) - polls <= 6  # backing off: not every 0.05 s (20 polls in 1 s)
         second = _restart(second)
         while pool.up() != [0, 1]:
             await asyncio.sleep(0.01)
@@ -157,6 +161,29 @@ async def test_a_down_server_is_polled_with_backoff_and_rejoins_on_the_current_w
     assert admins[1].loaded == [str(tmp_path / "step_2")]  # the current weights, loaded before it took rollouts
     assert admins[0].loaded == [str(tmp_path / "step_1"), str(tmp_path / "step_2")]
     assert pool.counts == {"server_down": 1, "server_rejoined": 1}
+
+
+async def test_a_down_servers_polls_back_off_to_the_cap(servers) -> None:
+    """The wait after each failed poll, read on a clock the test moves: interval_s, then doubling to the cap."""
+    (dead,) = servers(1)
+    dead.stop()
+    admin = ScriptedAdmin(dead.base_url)
+    now = [100.0]
+    pool = ServerPool([admin], HealthConfig(interval_s=1.0, max_backoff_s=5.0), clock=lambda: now[0])
+    watcher = asyncio.create_task(pool.watch())
+    waits = []
+    try:
+        for _ in range(6):
+            polls = len(admin.probes)
+            now[0] = pool.servers[0].next_probe  # the poll is due
+            while len(admin.probes) == polls:
+                await asyncio.sleep(0.01)
+            waits.append(pool.servers[0].next_probe - now[0])
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    assert waits == [1.0, 2.0, 4.0, 5.0, 5.0, 5.0]  # the first poll found it down (it was up): interval_s
+    assert pool.up() == [] and pool.counts["server_down"] == 1
 
 
 async def test_every_server_down_past_the_timeout_stops_the_run(servers) -> None:
