@@ -5,6 +5,7 @@ vLLM's OpenAI-compatible server stays as it is; this middleware, in front of it,
     POST /update_weights  {"weight_dir": "/path/to/hf_folder"}  -> load that safetensors folder in place
     POST /reload_weights  {}                                     -> back to the weights the server started with
     GET  /weights                                                -> {"version", "weight_dir", "base"}
+    POST /commitment  {"rollouts": [...], "interval", "k"}      -> hidden-state commitments (commitment_route.py)
 
 Requests in flight are not drained (see :mod:`trainer_adapter.inference.weight_worker`). Two more things make an
 updated server answer like a fresh one:
@@ -34,12 +35,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from trainer_adapter.inference.commitment_route import add_commitment_route
 from trainer_adapter.inference.errors import WeightsFolderError
 from trainer_adapter.inference.weights_folder import check_compatible, is_tied, read_index, weight_files
 
 logger = logging.getLogger(__name__)
 
-ADMIN_PATHS = frozenset({"/update_weights", "/reload_weights", "/weights"})
+ADMIN_PATHS = frozenset({"/update_weights", "/reload_weights", "/weights", "/commitment"})
 SALTED_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/inference/v1/generate"})
 _ENGINE_KEY = "trainer_adapter.engine_client"
 
@@ -122,6 +124,7 @@ def build_admin_app(state: WeightState) -> FastAPI:
         base = str(request.scope[_ENGINE_KEY].vllm_config.model_config.model)
         return JSONResponse({"version": state.version, "weight_dir": state.weight_dir, "base": base})
 
+    add_commitment_route(admin, _ENGINE_KEY, state, _check_token)  # the validator's commitments (issue 14)
     return admin
 
 

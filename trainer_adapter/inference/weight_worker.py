@@ -27,6 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainer_adapter.inference.commitment_worker import CommitmentWorker
 from trainer_adapter.inference.errors import WeightUpdateError
 from trainer_adapter.inference.weights_folder import iter_tensors
 
@@ -62,8 +63,8 @@ def repack_shared_weights(model: torch.nn.Module) -> list[str]:
     return repacked
 
 
-class WeightUpdateWorker:
-    """Methods vLLM adds to its worker; called through ``collective_rpc``, one call at a time."""
+class WeightUpdateWorker(CommitmentWorker):
+    """Methods vLLM adds to its worker; called through ``collective_rpc``, one call at a time (the commitment's too)."""
 
     # The folder loaded last; None: the weights the server was started with.
     _served_weights_dir: str | None = None

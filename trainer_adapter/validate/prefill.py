@@ -15,9 +15,10 @@ class Recomputed:
     hidden: torch.Tensor
     """``[C, hidden_size]``: the final hidden states (after the last norm) that predicted each token."""
     logprobs: list[float]
-    """The model's logprob of each completion token (temperature 1, as inference servers report them)."""
+    """The logprob of each completion token under the sampling distribution (logits / temperature), as the
+    inference server reports them (``--logprobs-mode processed_logprobs``)."""
     sampled_probs: list[float]
-    """The probability of each completion token under the sampling distribution (logits / temperature)."""
+    """The same as probabilities."""
     collisions: list[float]
     """Per state, the sum of squared sampling probabilities: the expected probability of a sampled token."""
     cubes: list[float]
@@ -39,12 +40,12 @@ def recompute(
     hidden = model.model(input_ids=ids).last_hidden_state[0, len(prompt_ids) - 1 :].float()
     logits = model.lm_head(hidden).float()
     targets = torch.tensor(completion_ids).unsqueeze(-1)
-    logprobs = logits.log_softmax(-1).gather(-1, targets).squeeze(-1)
+    logprobs = (logits / temperature).log_softmax(-1).gather(-1, targets).squeeze(-1)
     probs = (logits / temperature).softmax(-1)
     return Recomputed(
         hidden=hidden,
         logprobs=logprobs.tolist(),
-        sampled_probs=probs.gather(-1, targets).squeeze(-1).tolist(),
+        sampled_probs=logprobs.exp().tolist(),
         collisions=probs.pow(2).sum(-1).tolist(),
         cubes=probs.pow(3).sum(-1).tolist(),
         eos_prob=float(probs[-1, eos_id]),

@@ -103,11 +103,13 @@ def sample(
         out = model.model(input_ids=torch.tensor([[token]]), past_key_values=out.past_key_values, use_cache=True)
 
 
+@torch.no_grad()
 def submitted_rollout(
     model: PreTrainedModel, problem: int, prompt_ids: list[int], generated: Generated, sampling: Sampling
 ) -> SubmittedRollout:
-    """The rollout as a worker submits it; its commitment and logprobs come from ``generated.hidden``."""
-    logits = model.lm_head(generated.hidden).float()
+    """The rollout as a worker submits it; its commitment and logprobs (of the sampling distribution, as vLLM
+    reports them) come from ``generated.hidden``."""
+    logits = model.lm_head(generated.hidden).float() / sampling.temperature
     targets = torch.tensor(generated.completion_ids).unsqueeze(-1)
     logprobs = logits.log_softmax(-1).gather(-1, targets).squeeze(-1).tolist()
     return SubmittedRollout(
