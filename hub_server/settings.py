@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -107,6 +108,12 @@ class Settings(BaseSettings):
         ge=0,
         description="Cache-Control max-age of /simple/ pages; files are immutable and cached for a year.",
     )
+    accel_redirect: str | None = Field(
+        default=None,
+        description="Behind nginx: its internal location that maps onto the blob folder (e.g. /_blobs/). Whole "
+        "downloads of local blobs too large to keep in memory are then answered with X-Accel-Redirect and nginx "
+        "sends the bytes (docs/hub.md, Scale path); default none: the Hub streams them itself.",
+    )
 
     @field_validator("forwarded_allow_ips", mode="before")
     @classmethod
@@ -127,6 +134,16 @@ class Settings(BaseSettings):
                 raise ValueError(f"forwarded_allow_ips: {entry!r} is not an IP address or network "
                                  "(e.g. 10.0.0.1 or 10.0.0.0/8)") from None
         return checked
+
+    @field_validator("accel_redirect")
+    @classmethod
+    def _check_accel_prefix(cls, value: str | None) -> str | None:
+        # the blob's key is appended as it is: the prefix must be an absolute path ending in a slash
+        if value is not None and (not re.fullmatch(r"/(?:[A-Za-z0-9._~-]+/)+", value)
+                                  or {".", ".."} & set(value.split("/"))):
+            raise ValueError(f"accel_redirect: {value!r} is not a location path like /_blobs/ (letters, digits, "
+                             "'._~-' segments other than . and .., starting and ending with /)")
+        return value
 
     def resolved_database_url(self) -> str:
         """The database URL, defaulting to a SQLite file in ``data_dir``."""

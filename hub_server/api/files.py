@@ -7,8 +7,10 @@ files are cacheable forever.
 
 Every answer carries ``ETag: "<sha256>"`` (a matching ``If-None-Match`` gets 304). Small local
 blobs are answered from memory (hashed when read into it); larger ones are streamed from the file in
-256 KiB reads. A blob ``vf-hub admin verify`` quarantined, one missing from storage, or a small one whose
-bytes do not hash to its address is never sent: 503, and one error line in the log.
+256 KiB reads, or, with ``accel_redirect`` set, handed to the nginx in front with ``X-Accel-Redirect``
+after every check here (whole ``GET``/``HEAD`` only). A blob ``vf-hub admin verify`` quarantined, one
+missing from storage, or a small one whose bytes do not hash to its address is never sent: 503, and
+one error line in the log.
 
 The hot case, a plain anonymous download whose lookup (``hub.reads``) and small local blob
 (``hub.blobs``) are both in memory, is answered in front of the app (``blob_lane``); this
@@ -25,7 +27,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
 from hub_server.api.blob_cache import BlobCorrupt
-from hub_server.api.blob_response import blob_response, bytes_response
+from hub_server.api.blob_response import blob_response, bytes_response, etag_matches
 from hub_server.api.lookups import FileAccess, file_access
 from hub_server.auth.principal import Principal
 from hub_server.context import Hub, hub_of
@@ -97,6 +99,21 @@ def _lookup(hub: Hub, principal: Principal | None, sha256: str, filename: str) -
     return query() if principal is not None else hub.reads.get(("file", sha256, dist_name), query)
 
 
+def _whole(request: Request, blob: Blob) -> bool:
+    """A request for the whole blob: no ``Range`` (a 206 is not a download), no ``If-None-Match`` naming it (304)."""
+    return request.headers.get("range") is None and not etag_matches(request.headers.get("if-none-match"), blob.etag)
+
+
+def _accel_response(target: str, media_type: str, headers: dict[str, str]) -> Response:
+    """An empty 200 telling the nginx in front to send ``target``, an internal location onto the blob folder.
+
+    nginx keeps ``Content-Type`` and ``Cache-Control`` from this answer and replaces the rest with the
+    file's own (its ``Content-Length``, and its ``ETag`` unless its config passes this one on:
+    docs/hub.md, Scale path).
+    """
+    return Response(headers={**headers, "X-Accel-Redirect": target}, media_type=media_type)
+
+
 def _serve(request: Request, hub: Hub, blob: Blob, filename: str) -> Response:
     key = blob_key(blob.sha256)
     location = hub.storage.locate(key)
@@ -104,7 +121,10 @@ def _serve(request: Request, hub: Hub, blob: Blob, filename: str) -> Response:
     if isinstance(location, Path):
         try:
             data = hub.blobs.cached(location) or hub.blobs.load(location, blob.sha256)
-            if data is None:  # too large to hold in memory: streamed from disk
+            if data is None:  # too large to hold in memory: nginx in front sends it, or it is streamed from disk
+                accel = hub.settings.accel_redirect
+                if accel is not None and _whole(request, blob) and location.is_file():
+                    return _accel_response(accel + key, blob.media_type, headers)
                 return blob_response(open(location, "rb"), request, blob.media_type, headers)
         except FileNotFoundError:
             raise _unavailable(filename, blob, "missing from storage") from None
