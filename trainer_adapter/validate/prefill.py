@@ -37,8 +37,9 @@ def recompute(
     the final norm and whose ``lm_head`` maps it to logits (Llama-style; the trainer's models are).
     """
     ids = torch.tensor([prompt_ids + completion_ids[:-1]])
-    hidden = model.model(input_ids=ids).last_hidden_state[0, len(prompt_ids) - 1 :].float()
-    logits = model.lm_head(hidden).float()
+    states = model.model(input_ids=ids).last_hidden_state[0, len(prompt_ids) - 1 :]
+    logits = model.lm_head(states).float()  # in the model's dtype, as the worker's server computes them
+    hidden = states.float()
     targets = torch.tensor(completion_ids).unsqueeze(-1)
     logprobs = (logits / temperature).log_softmax(-1).gather(-1, targets).squeeze(-1)
     probs = (logits / temperature).softmax(-1)
