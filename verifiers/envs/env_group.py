@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import MutableMapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from datasets import Dataset
 
@@ -22,7 +22,7 @@ from verifiers.envs.environment import Environment
 from verifiers.errors import UsageError
 from verifiers.rubrics.rubric import Rubric
 from verifiers.state import State
-from verifiers.types import GenerateOutputs
+from verifiers.types import GenerateOutputs, Messages, RolloutScore
 
 logger = logging.getLogger("verifiers.envs.EnvGroup")
 
@@ -64,20 +64,30 @@ class EnvGroupRubric(Rubric):
             for state in group:
                 state["metrics"] = self._fill(state.get("metrics"))
 
-    async def score_rollout(self, *args: Any, **kwargs: Any) -> Any:
-        """Tuple era: ``score_rollout(prompt, completion, answer, state, task, info)`` → RolloutScore."""
-        from verifiers.types import RolloutScore
+    @overload
+    async def score_rollout(self, state: MutableMapping[str, Any], /) -> None: ...
 
-        if len(args) == 1 and not kwargs:
-            await self.score_group([args[0]])
+    @overload
+    async def score_rollout(
+        self, prompt: Messages, completion: Messages, answer: Any, state: MutableMapping[str, Any] | None,
+        task: str = "default", info: dict[str, Any] | None = None, **kwargs: Any,
+    ) -> RolloutScore: ...
+
+    async def score_rollout(
+        self, prompt: Any = None, completion: Any = None, answer: Any = "",
+        state: MutableMapping[str, Any] | None = None, task: str = "default", info: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> RolloutScore | None:
+        """``score_rollout(state)`` scores it as a group of one; the tuple era's ``score_rollout(prompt,
+        completion, answer, state, task, info)`` answers the ``task``'s environment's RolloutScore."""
+        if isinstance(prompt, MutableMapping) and completion is None:
+            await self.score_group([prompt])
             return None
-        names = ["prompt", "completion", "answer", "state", "task", "info"]
-        bound = dict(zip(names, args)) | kwargs
-        env = self.env_map.get(bound.get("task", "default"))
+        env = self.env_map.get(task)
         if env is None:
-            logger.warning("no environment for task %r; scoring 0", bound.get("task"))
+            logger.warning("no environment for task %r; scoring 0", task)
             return RolloutScore(reward=0.0, metrics=self._fill(None))
-        score = await env.rubric.score_rollout(*args, **kwargs)
+        score = await env.rubric.score_rollout(prompt, completion, answer, state, task, info, **kwargs)
         return RolloutScore(reward=score.reward, metrics=self._fill(score.metrics))
 
 

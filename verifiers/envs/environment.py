@@ -18,11 +18,12 @@ from typing import Any
 from datasets import Dataset
 
 from verifiers.awaitables import maybe_await
+from verifiers.compat.calls import tuple_model_response
 from verifiers.decorators import teardown_handlers
 from verifiers.envs.dataset import format_dataset
 from verifiers.envs.dataset_builder import as_given
 from verifiers.envs.tool_defs import ToolDefList, offered_tools
-from verifiers.errors import OverlongPromptError, UsageError
+from verifiers.errors import UsageError
 from verifiers.messages import to_plain
 from verifiers.parsers.parser import Parser
 from verifiers.rollout.conventions import STATE_ERA, Conventions
@@ -166,7 +167,7 @@ class Environment(abc.ABC):
         """
         if _is_state_call(args, kwargs):
             return await self._state_model_response(*args, **kwargs)
-        return await self._tuple_model_response(*args, **kwargs)
+        return await tuple_model_response(self, *args, **kwargs)
 
     async def _state_model_response(self, state: Any, prompt: Any, client: Any = None, model: str | None = None,
                                     tool_defs: list[Any] | None = None,
@@ -183,17 +184,6 @@ class Environment(abc.ABC):
             sampling_args=sampling_args or state.get("sampling_args"),
             message_type=self.message_type, retry=self.retry,
         )
-
-    async def _tuple_model_response(self, client: Any, model: str, prompt: Any, oai_tools: list | None = None,
-                                    sampling_args: dict[str, Any] | None = None, message_type: str | None = None,
-                                    **_: Any) -> Any:
-        try:
-            return await request_model(client, model, prompt, tools=oai_tools, sampling_args=sampling_args,
-                                       message_type=message_type or self.message_type, retry=self.retry)
-        except OverlongPromptError:
-            from openai.types.chat import ChatCompletion
-
-            return ChatCompletion(id="overlong-prompt", choices=[], created=0, model=model, object="chat.completion")
 
     def set_max_retries(self, max_retries: int) -> None:
         """From now on, retry a transient model API failure ``max_retries`` times (``max_retries + 1``

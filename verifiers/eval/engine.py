@@ -17,9 +17,9 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
+from verifiers.compat.calls import overrides_tuple_rollout, run_tuple_rollout
 from verifiers.envs.dataset import rows_from_inputs
 from verifiers.eval.outputs import state_to_output
-from verifiers.rollout.era import user_override
 from verifiers.state import State
 from verifiers.types import GenerateOutputs
 
@@ -63,24 +63,9 @@ def _as_async_client(client: Any) -> Any:
 async def run_rollout(env: Any, row: dict[str, Any], client: Any, model: str,
                       sampling_args: dict[str, Any] | None) -> State:
     """One rollout of ``row`` through the environment's own ``rollout``, whichever era it overrides."""
-    override = user_override(type(env), "rollout")
-    if override is not None and _is_tuple_rollout(override):
-        completion, state = await env.rollout(client, model, row["prompt"], row.get("answer", ""),
-                                              row.get("task", "default"), row.get("info") or {}, sampling_args)
-        full = State.new(prompt=row["prompt"], answer=row.get("answer", ""), task=row.get("task", "default"),
-                         info=row.get("info"), example_id=row.get("example_id", 0), model=model)
-        full.update(state)
-        full["completion"] = completion
-        full["is_completed"] = True
-        return full
+    if overrides_tuple_rollout(type(env)):
+        return await run_tuple_rollout(env, row, client, model, sampling_args)
     return await env.rollout(row, client, model, sampling_args)
-
-
-def _is_tuple_rollout(func: Callable[..., Any]) -> bool:
-    import inspect
-
-    names = [p for p in inspect.signature(func).parameters if p != "self"]
-    return names[:1] == ["client"]
 
 
 async def generate(

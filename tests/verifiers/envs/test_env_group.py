@@ -42,6 +42,17 @@ async def test_group_rubric_fills_the_union_for_direct_callers() -> None:
     assert state["metrics"] == {"length": 0.0, "starts_a": 1.0}  # the 0.1.x union, zero-filled
 
 
+async def test_group_rubric_scores_a_tuple_era_call_with_the_tasks_rubric() -> None:
+    group = vf.EnvGroup([_env(["ab"], starts_a), _env(["xyz"], length)], env_names=["letters", "sizes"])
+    reply = [{"role": "assistant", "content": "abc"}]
+    score = await group.rubric.score_rollout([], reply, "", {}, "sizes", {})
+    assert (score.reward, score.metrics) == (3.0, {"length": 3.0, "starts_a": 0.0})
+    by_keyword = await group.rubric.score_rollout([], reply, "", {}, task="letters")
+    assert (by_keyword.reward, by_keyword.metrics) == (1.0, {"length": 0.0, "starts_a": 1.0})
+    unknown = await group.rubric.score_rollout([], reply, "", {}, "nobody", {})  # bad input: scores 0, says so
+    assert (unknown.reward, unknown.metrics) == (0.0, {"length": 0.0, "starts_a": 0.0})
+
+
 def test_bad_groups_are_rejected() -> None:
     import pytest
 
