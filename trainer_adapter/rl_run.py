@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trainer_adapter.cluster import publish_launch, wait_healthy
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP, InferenceConfig
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
@@ -62,7 +63,13 @@ from trainer_adapter.reward_plot import PlotConfig, plot_run
 from trainer_adapter.train.checkpoint import CheckpointConfig
 from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 from trainer_adapter.train.export import write_hf_folder
-from trainer_adapter.train.launch import default_threads, free_port, rank_environment, torchrun_command
+from trainer_adapter.train.launch import (
+    default_threads,
+    free_port,
+    multinode_command,
+    rank_environment,
+    torchrun_command,
+)
 from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.rl import RLTrainerConfig
 from verifiers.errors import UsageError
@@ -71,6 +78,10 @@ from verifiers.metrics_server import MetricsConfig, serve_configured
 T = TypeVar("T")
 CLIENT_KEEPALIVE_S = 300.0  # under the servers' keep_alive_s (600), so the client retires a connection first
 
+
+# What the trainer ranks run, and the config they read from the run folder (every trainer node reads it there).
+RANK_MODULE = "trainer_adapter.train.rl"
+TRAINER_CONFIG = "trainer_config.json"
 
 class ServersConfig(BaseModel):
     """The vLLM servers this launcher starts."""
@@ -128,7 +139,13 @@ class TrainerSection(BaseModel):
     loss: LossConfig = Field(default_factory=LossConfig, description="The policy loss and its bounds.")
     checkpoint: RunCheckpointConfig = Field(
         default_factory=RunCheckpointConfig, description="Checkpoints, which --resume continues from.")
-    num_processes: int = Field(1, gt=0, description="Trainer ranks (torchrun --nproc-per-node).")
+    num_processes: int = Field(1, gt=0, description="Trainer ranks per trainer node (torchrun --nproc-per-node).")
+    num_nodes: int = Field(
+        1, gt=0, description="Trainer nodes (torchrun --nnodes). Above 1, this node's trainer waits at rendezvous "
+        "for the others, each started with `python -m trainer_adapter.cluster trainer-node` (docs/cluster.md).")
+    rendezvous: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_.:\[\]-]+:[0-9]{1,5}$", description="HOST:PORT where the trainer nodes meet "
+        "(torchrun's c10d rendezvous; an address of this node the others reach). Required when num_nodes > 1.")
     threads_per_process: int | None = Field(
         None, gt=0, description="CPU threads per trainer rank; unset: the machine's cores shared among the ranks "
         "(their idle threads wait passively, so they yield to vLLM).")
@@ -169,10 +186,13 @@ class RLRunConfig(BaseModel):
     @model_validator(mode="after")
     def _ranks_match(self) -> RLRunConfig:
         # The orchestrator deals each step's micro-batches to the trainer's ranks: the counts must agree.
+        ranks = self.trainer.num_processes * self.trainer.num_nodes
         if "num_train_ranks" not in self.orchestrator.model_fields_set:
-            self.orchestrator.num_train_ranks = self.trainer.num_processes
-        elif self.orchestrator.num_train_ranks != self.trainer.num_processes:
-            raise ValueError("orchestrator.num_train_ranks must equal trainer.num_processes")
+            self.orchestrator.num_train_ranks = ranks
+        elif self.orchestrator.num_train_ranks != ranks:
+            raise ValueError("orchestrator.num_train_ranks must equal trainer.num_processes × trainer.num_nodes")
+        if self.trainer.num_nodes > 1 and self.trainer.rendezvous is None:
+            raise ValueError("trainer.num_nodes > 1 needs trainer.rendezvous (HOST:PORT the trainer nodes meet at)")
         return self
 
     @model_validator(mode="after")
@@ -217,6 +237,18 @@ def trainer_config(config: RLRunConfig, initial: Path, resume_step: int | None =
         threads_per_process=section.threads_per_process or default_threads(section.num_processes),
         precision=section.precision, resume_step=resume_step, metrics=section.metrics,
     )
+
+
+def trainer_command(config: RLRunConfig, launch_id: str) -> list[str]:
+    """The trainer ranks' command on this node; with several trainer nodes every one of them runs it
+    (:mod:`trainer_adapter.cluster`), meeting at a rendezvous named after the launch."""
+    args = [str(config.output_dir / TRAINER_CONFIG)]
+    section = config.trainer
+    if section.num_nodes == 1:
+        return torchrun_command(RANK_MODULE, args, section.num_processes)
+    assert section.rendezvous is not None  # the config's validator
+    return multinode_command(RANK_MODULE, args, section.num_processes, section.num_nodes, section.rendezvous,
+                             run_id=f"vf-rl-{launch_id}")
 
 
 def check_run_folder(config: RLRunConfig, resume: bool) -> ResumePoint | None:
@@ -280,8 +312,9 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         if point is None:
             start_run_folder(config)
         initial = prepare_initial_weights(config)
-        (root / "trainer_config.json").write_text(
+        (root / TRAINER_CONFIG).write_text(
             trainer_config(config, initial, point.step if point else None).model_dump_json(indent=2))
+        launch_id = publish_launch(root)  # other nodes of the run start from here (trainer_adapter.cluster)
         servers = [
             InferenceServer(
                 config.inference.server_config(initial, name, free_port()), python=config.inference.python,
@@ -315,13 +348,13 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
             server.wait_ready(config.inference.start_timeout_s)
         if config.inference.urls or point is not None:
             # Servers of an earlier run hold other weights, and a resumed run's servers start on base:
-            # each is loaded with the version the run continues from (0: the initial folder).
-            asyncio.run(_load_everywhere([WeightsClient(url) for url in urls], str(start_weights)))
+            # each is loaded with the version the run continues from (0: the initial folder), once it answers
+            # (servers named in urls may be starting with this launch, on other nodes).
+            asyncio.run(_load_everywhere(urls, str(start_weights), config.inference.start_timeout_s))
         trainer_log = root / "trainer.log"
         with trainer_log.open("ab") as log:
             trainer = subprocess.Popen(
-                torchrun_command("trainer_adapter.train.rl", [str(root / "trainer_config.json")],
-                                 config.trainer.num_processes),
+                trainer_command(config, launch_id),
                 stdout=log, stderr=subprocess.STDOUT,
                 env=rank_environment({**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}),
                 preexec_fn=parent_death_signal(),
@@ -347,9 +380,15 @@ def _resume_orchestrator(orchestrator: Orchestrator, point: ResumePoint, root: P
           f"{stale} waiting group(s) more than max_off_policy_steps behind, dropped", flush=True)
 
 
-async def _load_everywhere(updaters: list[Any], weight_dir: str) -> None:
-    await asyncio.gather(*(u.update(weight_dir) for u in updaters))
-    await asyncio.gather(*(u.aclose() for u in updaters))
+async def _load_everywhere(urls: list[str], weight_dir: str, timeout_s: float) -> None:
+    from trainer_adapter.inference.weights_client import WeightsClient
+
+    updaters = [WeightsClient(url) for url in urls]
+    try:
+        await wait_healthy(urls, updaters, timeout_s)
+        await asyncio.gather(*(u.update(weight_dir) for u in updaters))
+    finally:
+        await asyncio.gather(*(u.aclose() for u in updaters))
 
 
 async def while_running(work: Coroutine[Any, Any, T], process: subprocess.Popen[bytes], log_path: Path,

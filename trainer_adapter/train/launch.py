@@ -30,6 +30,17 @@ def torchrun_command(module: str, args: Sequence[str], nproc: int, port: int | N
     ]
 
 
+def multinode_command(module: str, args: Sequence[str], nproc: int, nodes: int, rendezvous: str,
+                      run_id: str) -> list[str]:
+    """The command each of ``nodes`` machines runs for ``nproc`` ranks there, all meeting at ``rendezvous``
+    (``HOST:PORT``, torchrun's c10d store, hosted by whichever node reaches it first); ``run_id`` keeps two
+    runs on one rendezvous apart."""
+    return [
+        sys.executable, "-m", "torch.distributed.run", f"--nnodes={nodes}", f"--nproc-per-node={nproc}",
+        "--rdzv-backend=c10d", f"--rdzv-endpoint={rendezvous}", f"--rdzv-id={run_id}", "-m", module, *args,
+    ]
+
+
 def rank_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for trainer ranks: ``base`` (default: this process's) plus :data:`RANK_ENV` where unset."""
     env = dict(os.environ if base is None else base)
@@ -55,4 +66,6 @@ def launch(module: str, args: Sequence[str], nproc: int) -> int:
     return subprocess.run(torchrun_command(module, args, nproc), check=False, env=rank_environment()).returncode
 
 
-__all__ = ["RANK_ENV", "default_threads", "free_port", "launch", "rank_environment", "torchrun_command"]
+__all__ = [
+    "RANK_ENV", "default_threads", "free_port", "launch", "multinode_command", "rank_environment", "torchrun_command",
+]

@@ -1,0 +1,138 @@
+"""An RL run over several machines: the roles each node plays, and how they find each other (docs/cluster.md).
+
+One node (the head) runs ``vf-train rl CONFIG`` as on one machine, with ``trainer.num_nodes``,
+``trainer.rendezvous`` and ``inference.urls`` set. The other nodes run one role each::
+
+    python -m trainer_adapter.cluster trainer-node RUN_DIR --launch-id ID     # more trainer ranks
+    python -m trainer_adapter.cluster inference RUN_DIR --launch-id ID        # a vLLM server (in vLLM's venv)
+
+``RUN_DIR`` is the run's ``output_dir`` on storage every node sees (batches, weights and checkpoints pass
+through it). A node waits until the head has written the run's initial weights and the trainer's config for
+*this* launch — the head writes ``launch_id`` last, with ``$VF_LAUNCH_ID`` (the Slurm job id in
+``deploy/slurm/rl.sbatch``) — so that a resumed run's nodes never start from the files of an earlier launch. Then
+it reads ``run_config.json`` and becomes its role: a trainer node execs torchrun with the head's command (same
+c10d rendezvous, same ranks per node), an inference node execs vLLM on ``RUN_DIR/base`` with the run's
+``[inference]`` settings; the head loads every server with the weights the run starts from once it answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trainer_adapter.errors import TrainerError
+from trainer_adapter.inference.errors import InferenceServerError
+
+LAUNCH_ID_ENV = "VF_LAUNCH_ID"
+LAUNCH_FILE = "launch_id"
+
+
+class LaunchWaitError(TrainerError):
+    """A node waited for the head's launch longer than it was told to."""
+
+
+def publish_launch(root: Path) -> str:
+    """Say that ``root`` is ready for this launch's other nodes; returns the launch's id (``$VF_LAUNCH_ID``, or a
+    new one). Call it once the initial weights and the trainer's config are written: a node reads them next."""
+    launch_id = os.environ.get(LAUNCH_ID_ENV) or uuid.uuid4().hex
+    partial = root / f".{LAUNCH_FILE}.partial"
+    partial.write_text(launch_id)
+    partial.replace(root / LAUNCH_FILE)  # whole or absent: a node never reads half an id
+    return launch_id
+
+
+def wait_for_launch(root: Path, launch_id: str, timeout_s: float, poll_s: float = 1.0) -> None:
+    """Until the head has published ``launch_id`` in ``root``; :class:`LaunchWaitError` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if (root / LAUNCH_FILE).read_text() == launch_id:
+                return
+        except FileNotFoundError:
+            pass
+        if time.monotonic() > deadline:
+            raise LaunchWaitError(f"no launch {launch_id!r} in {root} after {timeout_s:.0f} s: is the head node's "
+                                  f"vf-train rl running with {LAUNCH_ID_ENV}={launch_id} and output_dir {root}?")
+        time.sleep(poll_s)
+
+
+async def wait_healthy(urls: Sequence[str], clients: Sequence[Any], timeout_s: float, poll_s: float = 1.0) -> None:
+    """Until every server answers ``GET /health`` (``clients[i]`` is ``urls[i]``'s ``WeightsClient``): servers
+    named in ``inference.urls`` may still be starting, as on nodes started with the head."""
+    deadline = time.monotonic() + timeout_s
+    pending = dict(zip(urls, clients))
+    while True:
+        answers = await asyncio.gather(*(client.healthy(timeout=5.0) for client in pending.values()))
+        pending = {url: client for (url, client), up in zip(pending.items(), answers) if not up}
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise InferenceServerError(f"inference.urls not healthy after {timeout_s:.0f} s "
+                                       f"(inference.start_timeout_s): {', '.join(pending)}")
+        await asyncio.sleep(poll_s)
+
+
+def _run_config(root: Path) -> Any:
+    from trainer_adapter.resume import RUN_CONFIG
+    from trainer_adapter.rl_run import RLRunConfig
+
+    return RLRunConfig.model_validate_json((root / RUN_CONFIG).read_text())
+
+
+app = typer.Typer(add_completion=False, help="Roles of the nodes of an RL run over several machines.")
+RunDir = Annotated[Path, typer.Argument(help="The run's output_dir, on storage every node sees.")]
+LaunchId = Annotated[str, typer.Option(help=f"This launch's id: the head's ${LAUNCH_ID_ENV}.")]
+Timeout = Annotated[float, typer.Option(help="Seconds to wait for the head before giving up.")]
+
+
+@app.command("trainer-node")
+def trainer_node(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0) -> None:
+    """Become one more node of the run's trainer: torchrun with the head's rendezvous and ranks per node."""
+    from trainer_adapter.rl_run import trainer_command
+    from trainer_adapter.train.launch import rank_environment
+
+    wait_for_launch(run_dir, launch_id, timeout)
+    config = _run_config(run_dir)
+    if config.trainer.num_nodes < 2:
+        raise typer.BadParameter(f"the run in {run_dir} has trainer.num_nodes = 1: it needs no trainer node")
+    command = trainer_command(config, launch_id)
+    os.execve(command[0], command, rank_environment())
+
+
+@app.command("inference")
+def inference(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0,
+              host: Annotated[str, typer.Option(help="Address the server listens on.")] = "0.0.0.0",
+              port: Annotated[int, typer.Option(min=1, max=65535, help="Its port.")] = 8000) -> None:
+    """Become one of the run's vLLM servers (run it with vLLM's interpreter), on the run's initial weights."""
+    from trainer_adapter.inference.vllm_server import InferenceServer
+
+    wait_for_launch(run_dir, launch_id, timeout)
+    config = _run_config(run_dir)
+    settings = config.inference.server_config(run_dir / "base", config.orchestrator.model_name, port)
+    server = InferenceServer(settings.model_copy(update={"host": host}))
+    os.environ.update(server.config.env())
+    command = server.command()
+    os.execv(command[0], command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m trainer_adapter.cluster``; errors are one line and exit 1."""
+    try:
+        app(args=argv if argv is not None else sys.argv[1:], standalone_mode=True)
+    except TrainerError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()
+
+__all__ = ["LAUNCH_FILE", "LAUNCH_ID_ENV", "LaunchWaitError", "publish_launch", "wait_for_launch", "wait_healthy"]
