@@ -15,6 +15,8 @@ bash "$ROOT/scripts/setup_browser.sh"
 bash "$ROOT/scripts/setup_pypiserver.sh"
 # Debian's Prometheus for the metrics test, which scrapes the orchestrator, trainer, sandboxes and Hub.
 bash "$ROOT/scripts/setup_prometheus.sh"
+# Debian's nginx: the weight-broadcast relays and the Hub's X-Accel-Redirect scale path (tests start their own).
+bash "$ROOT/scripts/setup_nginx.sh"
 # The original verifiers releases, in their own venvs, for the compatibility suite and the benchmark.
 bash "$ROOT/scripts/original_venv.sh" 0.3.0 "$ROOT/.venv-vf030"
 bash "$ROOT/scripts/original_venv.sh" 0.1.5 "$ROOT/.venv-vf015"
