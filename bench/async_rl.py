@@ -148,8 +148,8 @@ def run_once(args: argparse.Namespace, mode: Mode, repeat: int, url: str) -> dic
     config.write_text(run_config(args, mode, out, url))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ENVS), os.environ.get("PYTHONPATH")]))}
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run([sys.executable, "-m", "trainer_adapter.cli.vf_train", "rl", str(config)], cwd=ROOT,
+                            env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise RuntimeError(f"{mode.name} run {repeat} failed ({result.returncode}):\n{result.stderr[-3000:]}")

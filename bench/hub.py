@@ -142,7 +142,7 @@ def hub_server(work: Path, package: Package, workers: int) -> Iterator[Server]:
     """The Hub on SQLite + a folder, the package uploaded with twine."""
     data = work / "hub-data"
     env = {"VF_HUB_DATA_DIR": str(data)}
-    token = _run(str(PYTHON), "-m", "cli.vf_hub", "admin", "create-user", "bench", "--data-dir", str(data),
+    token = _run(str(PYTHON), "-m", "hub_server.cli.vf_hub", "admin", "create-user", "bench", "--data-dir", str(data),
                  env=env).strip().splitlines()[-1]
     port, log = _free_port(), work / "hub.log"
     process = subprocess.Popen(

@@ -116,7 +116,7 @@ def servers(work: Path, files: list[Path]) -> Iterator[tuple[list[Target], dict[
     """Every variant up over one data folder holding ``files`` (uploaded through the ``lane`` Hub)."""
     data = work / "hub-data"
     env = {"VF_HUB_DATA_DIR": str(data)}
-    token = _run(str(PYTHON), "-m", "cli.vf_hub", "admin", "create-user", "bench", "--data-dir", str(data),
+    token = _run(str(PYTHON), "-m", "hub_server.cli.vf_hub", "admin", "create-user", "bench", "--data-dir", str(data),
                  env=env).strip().splitlines()[-1]
     with ExitStack() as stack:
         lane = _hub(work, "lane", "hub_server.app:create_app", env, stack)

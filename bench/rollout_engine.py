@@ -165,7 +165,7 @@ class Server:
     """A ``vf-scripted-server`` process; its CPU time is read from /proc, never the client's."""
 
     def __init__(self, policy: str, delay_ms: float) -> None:
-        command = [str(PYTHONS["ours"]), "-m", "cli.vf_scripted_server", "--policy", policy, "--port", "0",
+        command = [str(PYTHONS["ours"]), "-m", "verifiers.cli.vf_scripted_server", "--policy", policy, "--port", "0",
                    "--delay-ms", str(delay_ms)]
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None

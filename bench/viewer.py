@@ -147,7 +147,7 @@ async def _drive_ours(outputs: Path, started: float, max_rows: int | None) -> di
     discovery = discover_runs(outputs)
     if not discovery.runs:
         raise SystemExit(f"no run under {outputs}")
-    app = ViewerApp(discovery, outputs)  # what cli/vf_tui.py starts
+    app = ViewerApp(discovery, outputs)  # what verifiers/cli/vf_tui.py starts
     async with app.run_test(size=SIZE) as pilot:
         await _until_shown(pilot, RunsScreen)
         figures = {"first_screen_s": time.perf_counter() - started, "rss_first_mib": _peak_rss_mib()}

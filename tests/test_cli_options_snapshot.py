@@ -1,7 +1,7 @@
 """Every CLI's commands and options, frozen: a change to one shows up here as a diff to review.
 
 A deliberate change updates the snapshot:
-``VF_UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/cli/test_cli_options_snapshot.py``.
+``VF_UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/test_cli_options_snapshot.py``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import pytest
 import typer
 
 SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "cli_options.json"
-# console script -> the module whose ``app`` it runs (pyproject.toml's [project.scripts])
+# console script -> the module whose ``app`` it runs ([project.scripts] of pyproject.toml for the SDK's, of
+# distributions/hub/pyproject.toml for vf-hub, of distributions/trainer/pyproject.toml for vf-train)
 CLIS = {
-    "vf-eval": "cli.vf_eval", "vf-init": "cli.vf_init", "vf-scripted-server": "cli.vf_scripted_server",
-    "vf-hub": "cli.vf_hub", "vf-train": "cli.vf_train", "vf-tui": "cli.vf_tui",
+    "vf-eval": "verifiers.cli.vf_eval", "vf-init": "verifiers.cli.vf_init",
+    "vf-scripted-server": "verifiers.cli.vf_scripted_server", "vf-tui": "verifiers.cli.vf_tui",
+    "vf-hub": "hub_server.cli.vf_hub", "vf-train": "trainer_adapter.cli.vf_train",
 }
 
 

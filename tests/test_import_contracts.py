@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,13 +27,33 @@ def test_every_import_contract_is_kept() -> None:
 
 
 def test_a_contract_the_code_breaks_is_reported(tmp_path: Path) -> None:
-    """The checker reads the real imports: the CLIs do import the SDK, so forbidding it must fail, naming a line."""
+    """The checker reads the real imports: vf-eval does import the SDK's errors, so forbidding them must fail,
+    naming the line."""
     config = tmp_path / "contracts.toml"
     config.write_text(
-        '[tool.importlinter]\nroot_packages = ["verifiers", "cli"]\n\n'
-        '[[tool.importlinter.contracts]]\nname = "CLIs without the SDK"\ntype = "forbidden"\n'
-        'source_modules = ["cli"]\nforbidden_modules = ["verifiers"]\n'
+        '[tool.importlinter]\nroot_packages = ["verifiers"]\n\n'
+        '[[tool.importlinter.contracts]]\nname = "CLIs without the SDK\'s errors"\ntype = "forbidden"\n'
+        'source_modules = ["verifiers.cli"]\nforbidden_modules = ["verifiers.errors"]\n'
     )
     done = _lint_imports(str(config))
     assert done.returncode == 1, done.stdout[-2000:]
-    assert "CLIs without the SDK BROKEN" in done.stdout and "cli.vf_eval -> verifiers" in done.stdout, done.stdout
+    assert "CLIs without the SDK's errors BROKEN" in done.stdout, done.stdout
+    assert "verifiers.cli.vf_eval -> verifiers.errors" in done.stdout, done.stdout
+
+
+def test_a_cli_module_imported_by_library_code_is_reported(tmp_path: Path) -> None:
+    """The protected contract reads the real graph too: no library code may import vf-eval's module, which here
+    a one-line package beside the SDK does (a CLI module's siblings may: vf_hub imports hub_options)."""
+    (tmp_path / "trainer_user").mkdir()
+    (tmp_path / "trainer_user" / "__init__.py").write_text("import verifiers.cli.vf_eval\n")
+    config = tmp_path / "contracts.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_packages = ["verifiers", "trainer_user"]\n\n'
+        '[[tool.importlinter.contracts]]\nname = "CLI modules are entry points"\ntype = "protected"\n'
+        'protected_modules = ["verifiers.cli"]\nallowed_importers = []\n'
+    )
+    done = subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(config)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "CLI modules are entry points BROKEN" in done.stdout, done.stdout
+    assert "trainer_user -> verifiers.cli.vf_eval" in done.stdout, done.stdout

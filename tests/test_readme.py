@@ -1,12 +1,13 @@
 """Every code block of the README runs as written, as a newcomer runs it after the first set-up command.
 
 The blocks are read with markdown-it (the Hub's own Markdown library), in order, and run in a copy of the
-checkout's files with a fresh venv holding the SDK's wheel with the extras the README tells a newcomer to
-add (``hub``, ``tui``) and the ``reverse_text`` package (the set-up installs every environment). Python blocks
-run one after another in one interpreter, as a reader pastes them into one session; bash blocks run line by
-line in one shell each, a line ending in ``&`` waiting for its server's port to open (as a reader waits for
-READY), ``vf-tui`` in a real terminal (tmux). The only change to what is written: the servers' ports (8000,
-8080) become free ones, in the blocks and in the copy's ``configs/endpoints.toml``.
+checkout's files with a fresh venv holding what the README tells a newcomer to add (the SDK's wheel with the
+``tui`` extra, the Hub's distribution ``verifiers-hub``) and the ``reverse_text`` package (the set-up installs
+every environment). Python blocks run one after another in one interpreter, as a reader pastes them into one
+session; bash blocks run line by line in one shell each, a line ending in ``&`` waiting for its server's port
+to open (as a reader waits for READY), ``vf-tui`` in a real terminal (tmux). The only change to what is
+written: the servers' ports (8000, 8080) become free ones, in the blocks and in the copy's
+``configs/endpoints.toml``.
 
 The first block, the two set-up commands, is the suite's own command and the main job
 (``tests/trainer_adapter/test_main_job.py``); it is checked to be exactly those two commands, not run here.
@@ -87,7 +88,7 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
         if (ROOT / name).is_file():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, repo / name)
-    venv = sdk_venv(tmp_path, extras="hub,tui", packages=(ROOT / "environments" / "reverse_text",))
+    venv = sdk_venv(tmp_path, extras="tui", packages=(ROOT / "environments" / "reverse_text",), parts=("hub",))
     ports = {port: str(free_port()) for port in PORTS}
     endpoints = repo / "configs" / "endpoints.toml"
     endpoints.write_text(on_free_ports(endpoints.read_text(), ports))

@@ -95,7 +95,7 @@ def run(out: Path) -> dict[str, Any]:
 
     clock = time.monotonic()
     _say(f"[1/4] SFT: up to {config.sft.steps} steps, batch {config.sft.batch_size}, {config.precision}")
-    _run([sys.executable, "-m", "cli.vf_train", "sft", str(out / "sft.json")], out / "sft.log")
+    _run([sys.executable, "-m", "trainer_adapter.cli.vf_train", "sft", str(out / "sft.json")], out / "sft.log")
     sft_weights = out / "sft" / "weights" / f"step_{numbered_steps(out / 'sft' / 'weights', 'config.json')[-1]}"
     times["sft"] = time.monotonic() - clock
 

@@ -212,8 +212,8 @@ def vf_eval_command(config: MainJobConfig, base_url: str, model: str, greedy: bo
     ev = config.eval
     replies, temperature = (1, 0.0) if greedy else (ev.rollouts_per_example, ev.temperature)
     return [
-        *_console_script("vf-eval", "cli.vf_eval"), ENV_ID, "-m", model, "-b", base_url, "-k", "VF_MAIN_JOB_KEY",
-        "-n", str(ev.num_examples), "-r", str(replies), "-c", "512", "--coalesce-requests",
+        *_console_script("vf-eval", "verifiers.cli.vf_eval"), ENV_ID, "-m", model, "-b", base_url,
+        "-k", "VF_MAIN_JOB_KEY", "-n", str(ev.num_examples), "-r", str(replies), "-c", "512", "--coalesce-requests",
         "-t", str(config.max_tokens), "-T", str(temperature), "-a", json.dumps(config.env_args()),
         "-o", str(config.output_dir),
     ]  # fmt: skip
@@ -442,7 +442,7 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
     root = _prepare_output(config)
     times: dict[str, float] = {}
     clock = time.monotonic()
-    train = _console_script("vf-train", "cli.vf_train")
+    train = _console_script("vf-train", "trainer_adapter.cli.vf_train")
 
     # The server starts on the untrained model while SFT trains: its start (three processes importing vLLM
     # one after the other, about a minute here) then overlaps SFT, and it loads the SFT weights afterwards.

@@ -1,7 +1,7 @@
 """``vf-hub``: run the Environments Hub, administer it, and publish and install environments.
 
 Server side: ``serve``, ``admin ...`` (offline, on the database) and ``worker check``
-(:mod:`cli.vf_hub_admin`). Client side: ``login``,
+(:mod:`hub_server.cli.vf_hub_admin`). Client side: ``login``,
 ``push``, ``install``, ``pull``, ``search``, ``info``, ``yank``/``unyank``, ``token ...``; they reach the
 Hub at ``--hub`` or ``VF_HUB_URL``, with the token from ``--token``, ``VF_HUB_TOKEN`` or ``login``.
 """
@@ -17,8 +17,8 @@ from typing import Annotated
 
 import typer
 
-from cli.hub_options import DataDirOpt, DbOpt, HubOpt, TokenOpt, _fail, _help
-from cli.vf_hub_admin import admin_app, worker_app
+from hub_server.cli.hub_options import DataDirOpt, DbOpt, HubOpt, TokenOpt, _fail, _help
+from hub_server.cli.vf_hub_admin import admin_app, worker_app
 from hub_server.client import HubClient, build_dists, hub_token, hub_url, read_project, save_login
 from hub_server.client.check import check_package
 from hub_server.client.info_text import info_text

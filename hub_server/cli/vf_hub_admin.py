@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.hub_options import DataDirOpt, DbOpt, _fail, _help, _settings
+from hub_server.cli.hub_options import DataDirOpt, DbOpt, _fail, _help, _settings
 from hub_server.errors import BadRequest, HubError
 
 admin_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,

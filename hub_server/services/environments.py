@@ -18,7 +18,7 @@ from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # Python 3.10: the hub extra installs the backport
+else:  # Python 3.10: verifiers-hub installs the backport
     import tomli as tomllib
 
 from sqlalchemy import select

@@ -38,7 +38,8 @@ def test_the_mix_names_every_training_environment_and_no_eval_only_one() -> None
 def test_two_steps_of_the_mix_reach_every_environment(tmp_path: Path) -> None:
     out = tmp_path / "rl"
     done = subprocess.run(
-        [sys.executable, "-m", "cli.vf_train", "rl", str(CONFIG), "--max-steps", "2", "--output-dir", str(out),
+        [sys.executable, "-m", "trainer_adapter.cli.vf_train", "rl", str(CONFIG), "--max-steps", "2",
+         "--output-dir", str(out),
          "--orchestrator.eval-every", "2", "--orchestrator.eval-examples", "4"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

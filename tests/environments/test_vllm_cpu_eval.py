@@ -59,8 +59,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InferenceServer
 @pytest.mark.parametrize("env_id", ENVIRONMENTS)
 def test_vf_eval_runs_the_environment_on_vllm(env_id: str, server: InferenceServer, tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "cli.vf_eval", env_id, "-m", MODEL, "-b", server.base_url, "-k", "VLLM_TEST_KEY",
-         "-n", "2", "-r", "2", "-t", "48", "--max-retries", "0", "-o", str(tmp_path)],
+        [sys.executable, "-m", "verifiers.cli.vf_eval", env_id, "-m", MODEL, "-b", server.base_url,
+         "-k", "VLLM_TEST_KEY", "-n", "2", "-r", "2", "-t", "48", "--max-retries", "0", "-o", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "VLLM_TEST_KEY": "unused"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (run,) = [p.parent for p in tmp_path.rglob("metadata.json")]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from cli.vf_train import main as vf_train_main
+from trainer_adapter.cli.vf_train import main as vf_train_main
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job import (
@@ -259,7 +259,7 @@ def test_reward_curve_is_a_png(tmp_path: Path) -> None:
 def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     out = tmp_path / "main_job"
     result = subprocess.run(
-        [sys.executable, "-m", "cli.vf_train", "main", str(MAIN_TOML), "--output-dir", str(out)],
+        [sys.executable, "-m", "trainer_adapter.cli.vf_train", "main", str(MAIN_TOML), "--output-dir", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=1150,
     )
     logs = "".join(f"\n--- {p.name}\n" + p.read_text()[-1500:] for p in sorted(out.glob("*.log")))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli.vf_train import app
+from trainer_adapter.cli.vf_train import app
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.reward_plot import PlotConfig, plot_run, read_run_metrics, reward_curves
 

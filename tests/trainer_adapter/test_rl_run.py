@@ -145,7 +145,7 @@ def _rl_config(tmp_path: Path, text: str, warm: Path | None = None, server: Infe
 @needs_vllm
 def test_rl_run_on_cpu(tmp_path: Path, shared_server: InferenceServer, warm_start: Path) -> None:
     config = _rl_config(tmp_path, RL, warm_start, _ready(shared_server))
-    result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "trainer_adapter.cli.vf_train", "rl", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=800, check=False)
     out = tmp_path / "rl"
     logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
@@ -210,7 +210,7 @@ def test_a_mixed_run_follows_the_ratio_and_logs_each_environment(
     reverse-text's partial-credit reward differs within a group, and all-equal groups are kept."""
     config = _rl_config(tmp_path, MIXED, server=_ready(shared_server))
     # ~2 min alone; far more on a busy machine
-    result = subprocess.run([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "trainer_adapter.cli.vf_train", "rl", str(config)], cwd=ROOT,
                             capture_output=True, text=True, timeout=600, check=False)
     out = tmp_path / "rl"
     logs = "".join(p.read_text()[-2000:] for p in out.glob("*.log"))
@@ -288,8 +288,8 @@ def _running(pids: list[int]) -> dict[int, str]:
 
 
 def _vf_train_rl(config: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "cli.vf_train", "rl", str(config), *args], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen([sys.executable, "-m", "trainer_adapter.cli.vf_train", "rl", str(config), *args], cwd=ROOT,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 @pytest.mark.slow

@@ -196,8 +196,8 @@ def test_rl_steps_on_the_tool_env_train_the_calls(warm: Path, server: InferenceS
     config = _rl_config(tmp_path, warm, server)
     out = tmp_path / "rl"
     captured = tmp_path / "captured"
-    with subprocess.Popen([sys.executable, "-m", "cli.vf_train", "rl", str(config)], cwd=ROOT, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:  # fmt: skip
+    with subprocess.Popen([sys.executable, "-m", "trainer_adapter.cli.vf_train", "rl", str(config)], cwd=ROOT,
+                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:  # fmt: skip
         # The trainer deletes each batch once trained (the last one too): copy them as they appear.
         deadline = time.monotonic() + 600
         while run.poll() is None and time.monotonic() < deadline:

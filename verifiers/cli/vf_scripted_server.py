@@ -3,7 +3,7 @@
 Prints ``READY <base_url>`` on stdout once listening and serves until SIGTERM/SIGINT::
 
     vf-scripted-server --policy reverse:0.2 --port 0
-    python -m cli.vf_scripted_server --policy tools:2 --fail-first 2 --fail-status 503
+    python -m verifiers.cli.vf_scripted_server --policy tools:2 --fail-first 2 --fail-status 503
 """
 
 from __future__ import annotations

@@ -30,8 +30,12 @@ from verifiers.errors import UsageError
 
 # PEP 508 project names; PEP 503 then folds case and runs of "-", "_", ".".
 _PROJECT_NAME = re.compile(r"^([a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$", re.IGNORECASE)
-# Importing the environment must not pick up another module of the same name.
-_RESERVED = frozenset(sys.stdlib_module_names) | {"verifiers", "cli", "tests", "test", "environments"}
+# Importing the environment must not pick up another module of the same name: the standard library's, this
+# project's top-level packages (the SDK's and those the Hub's and the trainer's distributions install) and its
+# checkout's folders.
+_RESERVED = frozenset(sys.stdlib_module_names) | {
+    "verifiers", "hub_server", "trainer_adapter", "tests", "test", "environments",
+}
 
 
 @dataclass(frozen=True)

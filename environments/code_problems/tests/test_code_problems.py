@@ -87,7 +87,7 @@ async def test_reference_programs_score_one_and_wrong_ones_less() -> None:
 def vf_eval(url: str, workdir: Path, *args: str) -> Path:
     """Run the vf-eval CLI as a user would (a subprocess); the run's output folder."""
     repo = Path(__file__).resolve().parents[3]
-    command = [sys.executable, "-m", "cli.vf_eval", "code_problems", "-m", "scripted", "-b", url, *args]
+    command = [sys.executable, "-m", "verifiers.cli.vf_eval", "code_problems", "-m", "scripted", "-b", url, *args]
     environ = {**os.environ, "PYTHONPATH": str(repo), "COLUMNS": "200"}
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=300, env=environ)
     assert done.returncode == 0, done.stdout + done.stderr

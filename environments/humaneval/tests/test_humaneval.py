@@ -107,7 +107,8 @@ def test_vf_eval_runs_humaneval_end_to_end(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[3]
     with answering(canonical).running() as url:
         done = subprocess.run(
-            [sys.executable, "-m", "cli.vf_eval", "humaneval", "-m", "scripted", "-b", url, "-n", "4", "-r", "2"],
+            [sys.executable, "-m", "verifiers.cli.vf_eval", "humaneval", "-m", "scripted", "-b", url,
+             "-n", "4", "-r", "2"],
             cwd=tmp_path, capture_output=True, text=True, timeout=300,
             env={**os.environ, "PYTHONPATH": str(repo), "COLUMNS": "200"},
         )

@@ -17,13 +17,13 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cli.vf_hub import app
 from hub_server import Settings
+from hub_server.cli.vf_hub import app
 from hub_server.db import Database, File
 from tests.hub_server.conftest import basic, bearer
 from tests.hub_server.dists import make_wheel, upload_form
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 runner = CliRunner()
 
 
@@ -73,8 +73,8 @@ def _free_port() -> int:
 
 @contextmanager
 def _serve(data_dir: Path, port: int, *options: str) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen([sys.executable, "-m", "cli.vf_hub", "serve", "--port", str(port), "--data-dir",
-                                str(data_dir), *options],
+    process = subprocess.Popen([sys.executable, "-m", "hub_server.cli.vf_hub", "serve", "--port", str(port),
+                                "--data-dir", str(data_dir), *options],
                                cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -234,7 +234,7 @@ def test_push_then_install_with_pip_and_uv_then_vf_eval(live_hub: tuple[str, str
     from verifiers.testing import ScriptedServer
 
     url, token = live_hub
-    run(sys.executable, "-m", "cli.vf_init", "hub-demo", "--path", str(tmp_path / "envs"))
+    run(sys.executable, "-m", "verifiers.cli.vf_init", "hub-demo", "--path", str(tmp_path / "envs"))
     package = tmp_path / "envs" / "hub_demo"
     pushed = _cli("push", str(package), "--hub", url, "--token", token, "--no-isolation")
     assert "Check passed: one rollout scored" in pushed and "Published alice/hub-demo@0.1.0" in pushed
@@ -258,7 +258,7 @@ def test_push_refuses_a_package_that_fails_its_check(live_hub: tuple[str, str], 
     from tests.hub_server.clients import run
 
     url, token = live_hub
-    run(sys.executable, "-m", "cli.vf_init", "broken-env", "--path", str(tmp_path / "envs"))
+    run(sys.executable, "-m", "verifiers.cli.vf_init", "broken-env", "--path", str(tmp_path / "envs"))
     module = tmp_path / "envs" / "broken_env" / "broken_env.py"
     module.write_text(module.read_text() + "\n\ndef load_environment(**kwargs):\n    raise RuntimeError('boom')\n")
     result = runner.invoke(app, ["push", str(module.parent), "--hub", url, "--token", token, "--no-isolation"])

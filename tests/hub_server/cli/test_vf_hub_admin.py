@@ -14,10 +14,10 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from cli.vf_hub import app
 from hub_server import Settings, create_app
+from hub_server.cli.vf_hub import app
 from hub_server.storage import blob_key
-from tests.cli.test_vf_hub import REPO_ROOT, _create_user, _free_port
+from tests.hub_server.cli.test_vf_hub import REPO_ROOT, _create_user, _free_port
 from tests.hub_server.conftest import basic
 from tests.hub_server.dists import make_wheel, upload_form
 
@@ -88,8 +88,8 @@ def test_serve_documents_the_access_log_switch() -> None:
 
 def _requests_logged(tmp_path: Path, *flags: str) -> str:
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "cli.vf_hub", "serve", "--port", str(port), "--data-dir",
-                                str(tmp_path / "hub"), *flags], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "hub_server.cli.vf_hub", "serve", "--port", str(port),
+                                "--data-dir", str(tmp_path / "hub"), *flags], cwd=REPO_ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60

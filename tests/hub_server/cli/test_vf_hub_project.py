@@ -11,8 +11,8 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from cli.vf_hub import app
 from hub_server import Settings, create_app
+from hub_server.cli.vf_hub import app
 from tests.hub_server.conftest import LiveServer, basic
 from tests.hub_server.dists import make_wheel, upload_form
 

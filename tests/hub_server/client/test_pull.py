@@ -9,7 +9,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from cli.vf_hub import app as cli
+from hub_server.cli.vf_hub import app as cli
 from hub_server.client import HubClient
 from hub_server.client.pull import pull, unpack_sdist
 from hub_server.context import Hub

@@ -28,7 +28,8 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: run scripts/setup_browser.sh"),
 ]
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing (pip install '.[hub]')")
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="the playwright package is missing (pip install -e '.[test]')")
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 def vf_eval(cwd: Path, pythonpath: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     variables = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pythonpath), str(REPO)]), "COLUMNS": "200", **env}
-    return subprocess.run([sys.executable, "-m", "cli.vf_eval", *args], cwd=cwd, env=variables, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "verifiers.cli.vf_eval", *args], cwd=cwd, env=variables,
+                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.slow

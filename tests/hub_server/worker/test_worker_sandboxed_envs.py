@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import update
 from typer.testing import CliRunner
 
-from cli.vf_hub import app
 from hub_server import Settings
+from hub_server.cli.vf_hub import app
 from hub_server.client import HubClient, build_dists
 from hub_server.db import Database
 from hub_server.db.checks import ServerCheck

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli.vf_train import app
+from trainer_adapter.cli.vf_train import app
 from trainer_adapter.config import flat_fields
 from trainer_adapter.train.sft import SFTConfig
 
@@ -50,7 +50,7 @@ def test_bad_config_exits_2_with_a_message(tmp_path: Path, toml: str, args: list
 
 
 def test_check_validates_and_runs_nothing(tmp_path: Path) -> None:
-    main_toml = Path(__file__).resolve().parents[2] / "configs" / "main_job" / "main.toml"
+    main_toml = Path(__file__).resolve().parents[3] / "configs" / "main_job" / "main.toml"
     result = runner.invoke(app, ["main", str(main_toml), "--output-dir", str(tmp_path / "out"), "--check"])
     assert result.exit_code == 0 and "the config and options are valid" in result.output
     assert not (tmp_path / "out").exists()
@@ -60,7 +60,7 @@ def test_check_validates_and_runs_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_main_sh_names_a_typo_before_installing() -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if not (root / ".venv" / "bin" / "vf-train").exists():
         pytest.fail("needs .venv (bash scripts/bootstrap.sh train)")
     done = subprocess.run(["bash", str(root / "scripts" / "main.sh"), "--rl.step", "20"], capture_output=True,

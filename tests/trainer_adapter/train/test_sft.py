@@ -31,7 +31,7 @@ def _config(tmp_path: Path, name: str, text: str) -> Path:
 
 def _vf_train(*args: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cli.vf_train", "sft", *args], cwd=ROOT, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "trainer_adapter.cli.vf_train", "sft", *args], cwd=ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True, **kwargs,
     )
 

@@ -49,8 +49,8 @@ def workdir(tmp_path: Path) -> Path:
 
 def vf_eval(workdir: Path, *args: str, wait: bool = True, unset: tuple[str, ...] = (),
             env_vars: dict[str, str] | None = None, **kwargs):
-    cmd = [sys.executable, "-m", "cli.vf_eval", *args]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "COLUMNS": "200", **(env_vars or {})}
+    cmd = [sys.executable, "-m", "verifiers.cli.vf_eval", *args]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "COLUMNS": "200", **(env_vars or {})}
     env = {k: v for k, v in env.items() if k not in unset}
     if not wait:
         return subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -200,8 +200,8 @@ def test_unknown_environment_and_missing_key(workdir: Path) -> None:
     done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1", "-a", '{"colour": 1}')
     assert done.returncode == 2 and "does not take argument(s) colour" in done.stdout
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    done = subprocess.run([sys.executable, "-m", "cli.vf_eval", "cli-env", "-b", "https://api.example.com/v1"],
-                          cwd=workdir, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    done = subprocess.run([sys.executable, "-m", "verifiers.cli.vf_eval", "cli-env", "-b", "https://api.example.com/v1"],
+                          cwd=workdir, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "OPENAI_API_KEY" in done.stdout
     assert not (workdir / "outputs").exists()  # none of these runs started, so none left a folder

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.vf_eval import app
-from tests.cli.test_vf_eval import ENV_SOURCE, env_workdir, vf_eval
+from tests.verifiers.cli.test_vf_eval import ENV_SOURCE, env_workdir, vf_eval
+from verifiers.cli.vf_eval import app
 from verifiers.eval.endpoints import PROVIDERS
 from verifiers.testing import ScriptedRequest
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli.vf_init import app
+from verifiers.cli.vf_init import app
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def _env(extra_path: Path | None = None) -> dict[str, str]:
@@ -22,7 +22,7 @@ def _env(extra_path: Path | None = None) -> dict[str, str]:
 
 def _vf_init(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli.vf_init", *args], cwd=cwd, env=_env(), capture_output=True, text=True
+        [sys.executable, "-m", "verifiers.cli.vf_init", *args], cwd=cwd, env=_env(), capture_output=True, text=True
     )
 
 

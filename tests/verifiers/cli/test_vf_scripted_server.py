@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_port_in_use_is_one_line_not_a_traceback() -> None:
@@ -15,7 +15,7 @@ def test_a_port_in_use_is_one_line_not_a_traceback() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "cli.vf_scripted_server", "--port", str(port)], cwd=ROOT,
+        done = subprocess.run([sys.executable, "-m", "verifiers.cli.vf_scripted_server", "--port", str(port)], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [

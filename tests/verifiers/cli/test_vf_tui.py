@@ -16,7 +16,7 @@ from tests.terminal import Terminal, tmux_terminal
 from verifiers.testing import Reply, ScriptedRequest
 from verifiers.testing.policies import content_text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 ENV_SOURCE = textwrap.dedent('''
     import verifiers as vf
@@ -40,7 +40,8 @@ ENV_SOURCE = textwrap.dedent('''
 def _vf_tui(*args: str, hide: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``vf-tui ARGS`` through its console-script entry, with ``hide`` made unimportable."""
     hiding = f"sys.modules[{hide!r}] = None\n" if hide else ""
-    code = f"import sys\n{hiding}sys.argv = ['vf-tui', *{list(args)!r}]\nfrom cli.vf_tui import main\nmain()\n"
+    code = (f"import sys\n{hiding}sys.argv = ['vf-tui', *{list(args)!r}]\n"
+            "from verifiers.cli.vf_tui import main\nmain()\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
@@ -92,9 +93,9 @@ def evaluated(tmp_path: Path, serve) -> Path:
     (folder / "tui_env.py").write_text(ENV_SOURCE)
     url = serve(ToolModel())
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-m", "cli.vf_eval", "tui-env", "-m", "scripted", "-b", url, "-n", "6",
-                           "-r", "1", "--max-retries", "0"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=180)
+    done = subprocess.run([sys.executable, "-m", "verifiers.cli.vf_eval", "tui-env", "-m", "scripted", "-b", url,
+                           "-n", "6", "-r", "1", "--max-retries", "0"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     return tmp_path / "outputs"
 
@@ -102,7 +103,7 @@ def evaluated(tmp_path: Path, serve) -> Path:
 @pytest.mark.slow
 def test_a_user_browses_a_vf_eval_run_in_a_real_terminal(evaluated: Path, tmp_path: Path) -> None:
     with tmux_terminal(tmp_path, {"PYTHONPATH": str(ROOT)}) as terminal:
-        _browse(terminal(sys.executable, "-m", "cli.vf_tui", str(evaluated)))
+        _browse(terminal(sys.executable, "-m", "verifiers.cli.vf_tui", str(evaluated)))
 
 
 def _browse(term: Terminal) -> None:

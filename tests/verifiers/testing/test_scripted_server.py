@@ -272,7 +272,7 @@ def test_lifecycle_errors():
 
 def _start_cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "cli.vf_scripted_server", *args], cwd=ROOT, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "verifiers.cli.vf_scripted_server", *args], cwd=ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 

@@ -1,0 +1,1 @@
+"""``vf-train``, the trainer's command line (the ``verifiers-trainer`` distribution's console script)."""
