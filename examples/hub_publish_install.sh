@@ -7,7 +7,7 @@
 # (`vf-hub install OWNER/NAME@VERSION`) and loads it there with `vf.load_environment`. Everything lives
 # in a temporary folder, removed at the end; the Hub is stopped however the script ends.
 #
-#   bash examples/hub_publish_install.sh      (needs .venv with the Hub's extra: .venv/bin/pip install -e '.[hub]')
+#   bash examples/hub_publish_install.sh      (needs .venv with the Hub: .venv/bin/pip install -e distributions/hub)
 #
 # Network: only the package registry, for the fresh venv's copies of the SDK's dependencies (uv's cache
 # makes later runs fast). The environment itself comes from the local Hub and nowhere else.

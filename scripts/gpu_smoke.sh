@@ -17,7 +17,7 @@
 # What it needs (none of it can be fetched on a machine without network, so bring it):
 #   - an NVIDIA GPU (nvidia-smi on PATH, and visible to torch);
 #   - a Python 3.11 venv with the GPU build of vLLM (`pip install vllm==0.33.*`) and this repo
-#     (`pip install -e .[train]`), named by VLLM_PYTHON (default: .venv-gpu/bin/python).
+#     (`pip install -e . -e distributions/trainer`), named by VLLM_PYTHON (default: .venv-gpu/bin/python).
 # Exit codes: 0 done; 2 a requirement is missing or the config/an option is bad (the message says which);
 # any other: a phase failed (the message names it; its logs are under outputs/gpu_smoke/).
 set -euo pipefail
@@ -38,11 +38,11 @@ done
 command -v nvidia-smi >/dev/null 2>&1 || need "no nvidia-smi: this script needs an NVIDIA GPU"
 [[ -x "$PY" ]] || need "no Python at $PY: set VLLM_PYTHON to a venv with vllm==0.33 (GPU) and this repo"
 "$PY" -c 'import vllm, trainer_adapter.inference, trainer_adapter.train' 2>/dev/null \
-    || need "$PY cannot import vllm and trainer_adapter (pip install vllm==0.33.* and -e .[train] there)"
+    || need "$PY cannot import vllm and trainer_adapter (pip install vllm==0.33.* and -e . -e distributions/trainer there)"
 "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
     || need "torch in $PY sees no CUDA device (a CPU build of torch, or CUDA_VISIBLE_DEVICES hides the GPU)"
 "$PY" -c 'import matplotlib' 2>/dev/null \
-    || need "$PY cannot import matplotlib, which the job's reward curves need (pip install -e .[train] there)"
+    || need "$PY cannot import matplotlib, which the job's reward curves need (pip install -e distributions/trainer there)"
 
 mkdir -p "$OUT"
 JOB_JSON="$OUT/main_job.json"
@@ -72,7 +72,7 @@ rm -rf "$OUT/models"  # two copies of the weights; the job builds its own
 echo "== the main job at GPU scale: $JOB_JSON"
 phase="the main job (vf-train main; its phase logs are in $JOB_DIR)"
 clock=$SECONDS
-"$PY" -m cli.vf_train main "$JOB_JSON"
+"$PY" -m trainer_adapter.cli.vf_train main "$JOB_JSON"
 job_s=$((SECONDS - clock))
 
 phase="the summary"

