@@ -1,7 +1,8 @@
 """Every reference environment published to a local Hub, installed by ``owner/name`` into a fresh venv, and
 evaluated there by name, as a user of the Hub meets it.
 
-One Hub (``vf-hub serve`` on a free port), one fresh venv holding only this SDK's wheel and its dependencies;
+One Hub (``vf-hub serve`` on a free port), one fresh venv holding only this SDK's wheel and its dependencies (no
+Hub or trainer code: each installed environment is checked to have brought none);
 each package goes through ``vf-hub push`` (build, check, upload), ``vf-hub install OWNER/NAME@VERSION`` (uv,
 from the Hub; the package's own dependencies from the registry), then ``vf-eval OWNER/NAME`` in that venv
 against the scripted server. The venv is not the checkout: the environment must come from the Hub.
@@ -26,6 +27,9 @@ from verifiers.testing import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = sorted(p.parent.name for p in (ROOT / "environments").glob("*/pyproject.toml"))
+# Top-level packages an environment-only venv must not have: the Hub's and the trainer's distributions ship the
+# first two, and the SDK once shipped a `cli` package that would shadow a user's own.
+NOT_PULLED = ("hub_server", "trainer_adapter", "cli")
 
 pytestmark = pytest.mark.slow
 
@@ -88,6 +92,10 @@ def test_published_installed_and_evaluated_by_name(package: str, hub: dict[str, 
     where = run(venv / "bin" / "python", "-c", f"import importlib.util as u; print(u.find_spec({package!r}).origin)",
                 cwd=work)
     assert str(venv) in where and str(ROOT) not in where, where
+    # Installing an environment brings the SDK only: no Hub or trainer code, no top-level `cli` package.
+    others = run(venv / "bin" / "python", "-c", f"import importlib.util as u; print([m for m in {NOT_PULLED!r} "
+                 "if u.find_spec(m) is not None])", cwd=work)
+    assert others.strip() == "[]", others
     out = run(venv / "bin" / "vf-eval", ref, "-b", model_url, "-m", "echo", "-n", "2", "-r", "1", cwd=work,
               env={"OPENAI_API_KEY": "x"}, timeout=600)
     assert "errors: none" in out, out[-3000:]
