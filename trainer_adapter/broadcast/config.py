@@ -31,6 +31,9 @@ class BroadcastConfig(BaseModel):
     fetch_concurrency: int = Field(8, ge=1, description="shards an inference node downloads at once")
     poll_interval_s: float = Field(0.2, gt=0, description="wait between polls for a version or shard not there yet")
     shard_timeout_s: float = Field(300.0, gt=0, description="how long a node waits for a missing shard before failing")
+    load_timeout_s: float = Field(
+        600.0, gt=0, description="how long the orchestrator waits for a server's follower to load a published "
+        "version (its GET /weights names it) before that server counts as down")
     exploration: float = Field(
         0.1, ge=0, le=1, description="share of shard fetches sent to a uniformly drawn relay, to re-measure them"
     )

@@ -36,6 +36,10 @@ from trainer_adapter.inference.weights_client import WeightsClient
 
 log = logging.getLogger(__name__)
 
+RESTART_CHECK_S = 2.0
+"""How often a follower that is up to date asks its server whether it still serves the loaded version (every
+poll would fill the server's access log with ``GET /weights``)."""
+
 
 class Fetcher:
     """Fetches checkpoint versions from relays into ``dest/step_N`` and loads them into one inference server."""
@@ -67,6 +71,7 @@ class Fetcher:
             raise ValueError("the relay choice must be over the same relay URLs (with their trailing '/')")
         self.loaded_step: int | None = None
         self.discarded: set[int] = set()
+        self._next_restart_check = 0.0
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=5.0),
                                        limits=httpx.Limits(max_connections=concurrency + len(relays)))  # fmt: skip
 
@@ -95,10 +100,12 @@ class Fetcher:
     async def load(self, step: int) -> Path:
         """Fetch version ``step`` and load it into the server; refuses a version no newer than the loaded one."""
         self._refuse_stale(step)
+        started = time.monotonic()
         folder = await self.fetch(step)
         if self.weights is not None:
             await self.weights.update(str(folder))
         self.loaded_step = step
+        log.info("step %d loaded from %s in %.2f s", step, folder, time.monotonic() - started)
         self._prune_local()
         return folder
 
@@ -109,7 +116,9 @@ class Fetcher:
         loaded for now (relays or server away) is tried again at the next poll."""
         while until_step is None or self.loaded_step is None or self.loaded_step < until_step:
             step = await self.latest_step()
-            if step is not None and step not in self.discarded and (self.loaded_step or -1) < step:
+            # Step 0 is a version too (a run's initial weights): `loaded_step or -1` would load it again and again.
+            newer = step is not None and (self.loaded_step is None or self.loaded_step < step)
+            if step is not None and newer and step not in self.discarded:
                 try:
                     await self.load(step)
                     continue
@@ -121,7 +130,26 @@ class Fetcher:
                 except (RelayError, InferenceServerError) as exc:
                     # Relays or the server are away for now: the same version is tried again.
                     log.warning("step %d not loaded yet: %s", step, exc)
+            else:
+                await self._reload_if_restarted()
             await asyncio.sleep(self.poll_interval)
+
+    async def _reload_if_restarted(self) -> None:
+        """Load the loaded version again into a server that no longer serves it.
+
+        A restarted server comes back on its launch weights while this follower still counts its last version
+        as loaded; the orchestrator waits for the server to name that version before taking it back."""
+        if self.weights is None or self.loaded_step is None or time.monotonic() < self._next_restart_check:
+            return
+        self._next_restart_check = time.monotonic() + RESTART_CHECK_S
+        folder = self.dest / f"step_{self.loaded_step}"
+        try:
+            held = (await self.weights.current()).get("weight_dir")
+            if held is None or Path(str(held)).name != folder.name:
+                log.info("the server holds %s, not step %d: loading it again", held or "its base", self.loaded_step)
+                await self.weights.update(str(folder))
+        except (InferenceServerError, WeightsFolderError, WeightUpdateError) as exc:
+            log.info("server not reloaded yet: %s", exc)  # down or restarting: asked again at the next poll
 
     async def fetch(self, step: int) -> Path:
         """Version ``step`` verified and assembled in ``dest/step_<step>``; nothing is left behind on failure."""

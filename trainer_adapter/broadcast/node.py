@@ -51,6 +51,8 @@ def main(
         typer.echo("error: no relays: set relays=[...] (BroadcastConfig.relays)", err=True)
         raise typer.Exit(2)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    for chatty in ("httpx", "httpx2"):  # a line per poll of every relay would bury the versions loaded
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     loaded = asyncio.run(follow(settings, server, until_step))
     typer.echo(f"loaded step {loaded}")
 
