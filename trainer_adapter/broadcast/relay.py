@@ -7,19 +7,29 @@ folder for config, logs, pid and request-body temp files, so several run side by
     relay.start()        # serves http://127.0.0.1:8101/
     ...
     relay.stop()
+
+Or from the command line, in the foreground until SIGTERM or Ctrl-C (which stop nginx)::
+
+    python -m trainer_adapter.broadcast.relay --port 8101 --dir /srv/relay1 [--rate-limit-bytes 52428800]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
+from typing import NoReturn
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from trainer_adapter.broadcast.errors import RelayError
 from trainer_adapter.lifeline import parent_death_signal
@@ -178,4 +188,67 @@ def _kill_quietly(pid: int) -> None:
         pass
 
 
-__all__ = ["NGINX_SETUP", "NginxRelay", "RelayConfig", "nginx_binary", "nginx_conf"]
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one ``error:`` line and exit 2 (its default prints the usage too)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="python -m trainer_adapter.broadcast.relay",
+                            description="Serve one relay (nginx) in the foreground until SIGTERM or Ctrl-C.")
+    parser.add_argument("--port", type=int, required=True, help="port to listen on")
+    parser.add_argument("--dir", type=Path, required=True,
+                        help="the relay's own folder: nginx.conf, logs, and the versions under DIR/data")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    for name, field in RelayConfig.model_fields.items():
+        if name not in ("host", "port"):
+            parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=field.default,
+                                help=f"{field.description} (default {field.default})")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m trainer_adapter.broadcast.relay``: 0 when stopped by a signal, 1 when nginx fails, 2 on bad input."""
+    args = _parser().parse_args(argv)
+    try:
+        config = RelayConfig(**{k: v for k, v in vars(args).items() if k != "dir"})
+    except ValidationError as exc:
+        problems = "; ".join(f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in exc.errors())
+        print(f"error: {problems}", file=sys.stderr)
+        return 2
+    if args.dir.exists() and not args.dir.is_dir():
+        print(f"error: --dir {args.dir} is not a folder", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    relay = NginxRelay(config, args.dir.resolve())
+    try:
+        relay.start()
+    except RelayError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"relay at {relay.url} serving {relay.data_dir}", flush=True)
+    try:
+        while not stop.wait(0.5):
+            if relay.process is not None and relay.process.poll() is not None:
+                print(f"error: nginx exited with status {relay.process.returncode}; see {args.dir}/error.log",
+                      file=sys.stderr)
+                return 1
+    finally:
+        relay.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["NGINX_SETUP", "NginxRelay", "RelayConfig", "main", "nginx_binary", "nginx_conf"]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -57,3 +61,54 @@ def test_bad_settings_are_refused() -> None:
         RelayConfig(port=0)
     with pytest.raises(ValueError, match="rate_limit_bytes"):
         RelayConfig(port=8000, rate_limit_bytes=-1)
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _relay_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "trainer_adapter.broadcast.relay", *args]
+
+
+def test_the_command_serves_a_relay_until_sigterm_and_stops_nginx(tmp_path: Path) -> None:
+    need_nginx()
+    port = free_port()
+    process = subprocess.Popen(_relay_command("--port", str(port), "--dir", str(tmp_path / "relay"),
+                                              "--rate-limit-bytes", "1000000"),
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == f"relay at http://127.0.0.1:{port}/ serving {tmp_path}/relay/data"
+        assert httpx.put(f"http://127.0.0.1:{port}/latest.json", content=b'{"step": 1}').status_code == 201
+        assert (tmp_path / "relay" / "data" / "latest.json").read_bytes() == b'{"step": 1}'
+        assert "limit_rate 1000000;" in (tmp_path / "relay" / "nginx.conf").read_text()
+        nginx = int((tmp_path / "relay" / "nginx.pid").read_text())
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    with pytest.raises(ProcessLookupError):  # nginx went down with it
+        os.kill(nginx, 0)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dir", "DIR"], "the following arguments are required: --port"),
+        (["--port", "x", "--dir", "DIR"], "argument --port: invalid int value: 'x'"),
+        (["--port", "70000", "--dir", "DIR"], "--port: Input should be less than or equal to 65535"),
+        (["--port", "8101", "--dir", "DIR", "--rate-limit-bytes", "-1"], "--rate-limit-bytes: Input should be greater"),
+        (["--port", "8101", "--dir", "FILE"], "is not a folder"),
+    ],
+)
+def test_bad_command_lines_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "file").write_text("")
+    args = [a.replace("DIR", str(tmp_path / "relay")).replace("FILE", str(tmp_path / "file")) for a in args]
+    result = subprocess.run(_relay_command(*args), cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2
+    assert result.stdout == "" and result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert message in result.stderr
+    assert not (tmp_path / "relay").exists()  # nothing started, nothing written
