@@ -13,6 +13,9 @@ through it). A node waits until the head has written the run's initial weights a
 it reads ``run_config.json`` and becomes its role: a trainer node execs torchrun with the head's command (same
 c10d rendezvous, same ranks per node), an inference node execs vLLM on ``RUN_DIR/base`` with the run's
 ``[inference]`` settings; the head loads every server with the weights the run starts from once it answers.
+When the run has relays (``[broadcast]``), the inference role first starts the server's follower
+(``python -m trainer_adapter.broadcast.node``, into ``fetch_dir/port_<port>`` on this node), which goes down
+with the server: that node's weights come from the relays, not from ``RUN_DIR``.
 """
 
 from __future__ import annotations
@@ -111,13 +114,24 @@ def trainer_node(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0
 def inference(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0,
               host: Annotated[str, typer.Option(help="Address the server listens on.")] = "0.0.0.0",
               port: Annotated[int, typer.Option(min=1, max=65535, help="Its port.")] = 8000) -> None:
-    """Become one of the run's vLLM servers (run it with vLLM's interpreter), on the run's initial weights."""
+    """Become one of the run's vLLM servers (run it with vLLM's interpreter), on the run's initial weights;
+    with relays, beside a follower that loads every version the relays announce."""
+    import subprocess
+
     from trainer_adapter.inference.vllm_server import InferenceServer
+    from trainer_adapter.lifeline import parent_death_signal
+    from trainer_adapter.rl_run import follower_command
 
     wait_for_launch(run_dir, launch_id, timeout)
     config = _run_config(run_dir)
     settings = config.inference.server_config(run_dir / "base", config.orchestrator.model_name, port)
     server = InferenceServer(settings.model_copy(update={"host": host}))
+    if config.broadcast.enabled:
+        # Started before the exec: this pid becomes vLLM's, so the follower's parent-death signal ties it to vLLM.
+        fetch_dir = config.broadcast.fetch_dir.resolve() / f"port_{port}"
+        local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # a wildcard address is not one to connect to
+        subprocess.Popen(follower_command(config.broadcast, fetch_dir, f"http://{local}:{port}/v1"),
+                         preexec_fn=parent_death_signal())  # fmt: skip
     os.environ.update(server.config.env())
     command = server.command()
     os.execv(command[0], command)

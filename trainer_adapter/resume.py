@@ -47,7 +47,7 @@ MAY_CHANGE_ON_RESUME = (
     "output_dir", "trainer_poll_s", "trainer.checkpoint.keep", "orchestrator.weights_poll_s",
     "orchestrator.weights_timeout_s", "inference.num_servers", "inference.python", "inference.max_num_seqs",
     "inference.kv_cache_gib", "inference.gpu_memory_utilization", "inference.start_timeout_s", "inference.urls",
-    "inference.health",
+    "inference.health", "broadcast",
 )
 """Config fields (dotted) a resumed run may set differently: where and how fast things run, not what is learnt."""
 

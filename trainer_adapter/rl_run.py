@@ -25,14 +25,21 @@ progress is refused. The servers and the trainer ranks go down with this process
 Several machines: run ``python -m trainer_adapter.inference.vllm_server`` on each inference node, the
 trainer with torchrun on the trainer nodes (shared ``output_dir``), and the orchestrator with the
 servers' URLs; docs/trainer.md shows the commands.
+
+With ``broadcast.relays`` the servers get their weights from relays, not from ``output_dir``: the relays are
+emptied at the start, one follower (``python -m trainer_adapter.broadcast.node``) runs beside each server
+this launcher starts (``OUTPUT/broadcast_<i>.log``), and each update publishes the folder to the relays and
+waits for the server to name it (:mod:`trainer_adapter.broadcast.relayed`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Coroutine
 from contextlib import ExitStack
 from pathlib import Path
@@ -40,6 +47,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trainer_adapter.broadcast.config import BroadcastConfig
+from trainer_adapter.broadcast.relayed import RelayBroadcast, RelayedAdmin, clear_relays
 from trainer_adapter.cluster import publish_launch, wait_healthy
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP, InferenceConfig
@@ -172,6 +181,9 @@ class RLRunConfig(BaseModel):
     orchestrator: OrchestratorConfig = Field(default_factory=OrchestratorConfig, description="The orchestrator.")
     inference: ServersConfig = Field(default_factory=ServersConfig, description="The inference servers.")
     trainer_poll_s: float = Field(0.5, gt=0, description="How often to check that the trainer process still runs.")
+    broadcast: BroadcastConfig = Field(
+        default_factory=BroadcastConfig, description="Weights through relays instead of the run folder (relays "
+        "empty: the servers load OUTPUT/weights/step_N themselves, as without this table).")
 
     @model_validator(mode="after")
     def _one_env_source(self) -> RLRunConfig:
@@ -301,8 +313,11 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     env, task_weights = load_env_mix(config.env_entries())  # a bad env fails before the folder is touched
     if config.model.path is not None and not (root / "base").is_dir():
         check_model_folder(config.model.path)  # so does a bad model.path (a resumed run starts from base/)
+    relayed = config.broadcast.enabled
     with ExitStack() as stack:
         stack.callback(lock_run_folder(root).close)  # held until this process ends, however it ends
+        if relayed:  # no relay answering fails here, before anything starts
+            asyncio.run(clear_relays(config.broadcast))
         try:  # a taken port fails here, before anything starts
             endpoint = serve_configured(config.orchestrator.metrics)
         except UsageError as e:
@@ -327,12 +342,15 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         # Connections idle while the trainer steps; kept past that, a step reuses the last one's instead of
         # opening batch-size new ones (servers started here keep them longer still: InferenceConfig.keep_alive_s;
         # one that closes earlier costs a transparent reconnect).
+        # With relays, one publisher for the run: each version goes up once however many servers ask for it.
+        broadcast = RelayBroadcast(config.broadcast) if relayed else None
         clients: list[Any] = [
             make_openai_client(url, api_key="local", max_retries=3, keepalive_expiry=CLIENT_KEEPALIVE_S) for url in urls
         ]
         if config.orchestrator.coalesce_requests:
             clients = [CoalescingClient(client) for client in clients]
-        updaters = [WeightsClient(url) for url in urls]
+        updaters: list[Any] = ([RelayedAdmin(broadcast, url) for url in urls] if broadcast is not None
+                               else [WeightsClient(url) for url in urls])
         # What the servers hold once started: a server that goes down and comes back loads the newest of it
         # and of the weights sent since.
         start_weights = point.weights if point is not None else initial
@@ -344,13 +362,16 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         for server in servers:
             server.launch()
             stack.callback(server.stop)
+        for i, server in enumerate(servers if relayed else []):
+            stack.callback(_stop, start_follower(config, root, i, server.base_url))
         for server in servers:
             server.wait_ready(config.inference.start_timeout_s)
         if config.inference.urls or point is not None:
             # Servers of an earlier run hold other weights, and a resumed run's servers start on base:
             # each is loaded with the version the run continues from (0: the initial folder), once it answers
             # (servers named in urls may be starting with this launch, on other nodes).
-            asyncio.run(_load_everywhere(urls, str(start_weights), config.inference.start_timeout_s))
+            asyncio.run(_load_everywhere(urls, str(start_weights), config.inference.start_timeout_s,
+                                         config.broadcast if relayed else None))
         trainer_log = root / "trainer.log"
         with trainer_log.open("ab") as log:
             trainer = subprocess.Popen(
@@ -360,7 +381,8 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
                 preexec_fn=parent_death_signal(),
             )
         stack.callback(_stop, trainer)
-        asyncio.run(while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s))
+        work = while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s)
+        asyncio.run(_closing(work, broadcast) if broadcast is not None else work)
         status = trainer.wait()
     if status == 0:
         print(f"reward curve: {plot_run(PlotConfig(run_dir=root))}", flush=True)
@@ -380,15 +402,49 @@ def _resume_orchestrator(orchestrator: Orchestrator, point: ResumePoint, root: P
           f"{stale} waiting group(s) more than max_off_policy_steps behind, dropped", flush=True)
 
 
-async def _load_everywhere(urls: list[str], weight_dir: str, timeout_s: float) -> None:
+async def _load_everywhere(urls: list[str], weight_dir: str, timeout_s: float,
+                           broadcast: BroadcastConfig | None = None) -> None:
+    """Load ``weight_dir`` into every server once it answers; with ``broadcast``, through the relays."""
     from trainer_adapter.inference.weights_client import WeightsClient
 
-    updaters = [WeightsClient(url) for url in urls]
+    relays = RelayBroadcast(broadcast) if broadcast is not None else None
+    updaters: list[Any] = ([RelayedAdmin(relays, url) for url in urls] if relays is not None
+                           else [WeightsClient(url) for url in urls])
     try:
         await wait_healthy(urls, updaters, timeout_s)
         await asyncio.gather(*(u.update(weight_dir) for u in updaters))
     finally:
         await asyncio.gather(*(u.aclose() for u in updaters))
+        if relays is not None:
+            await relays.aclose()
+
+
+async def _closing(work: Coroutine[Any, Any, T], broadcast: RelayBroadcast) -> T:
+    """``work``, then the publisher closed in the same event loop (its connections belong to that loop)."""
+    try:
+        return await work
+    finally:
+        await broadcast.aclose()
+
+
+FOLLOWER_MODULE = "trainer_adapter.broadcast.node"
+
+
+def follower_command(config: BroadcastConfig, fetch_dir: Path, server_url: str) -> list[str]:
+    """The follower beside one server: the run's ``[broadcast]`` settings, its own ``fetch_dir``."""
+    settings = config.model_dump(mode="json", exclude={"fetch_dir"})
+    # Values as JSON, which TOML reads the same (node.py parses KEY=VALUE as TOML): lists, numbers, strings.
+    overrides = [f"{key}={json.dumps(value)}" for key, value in settings.items()]
+    return [sys.executable, "-m", FOLLOWER_MODULE, *overrides, f"fetch_dir={json.dumps(str(fetch_dir))}",
+            "--server", server_url]
+
+
+def start_follower(config: RLRunConfig, root: Path, index: int, server_url: str) -> subprocess.Popen[bytes]:
+    """Server ``index``'s follower, logging to ``OUTPUT/broadcast_<index>.log``, going down with this process."""
+    fetch_dir = config.broadcast.fetch_dir.resolve() / f"server_{index}"
+    with (root / f"broadcast_{index}.log").open("ab") as log:
+        return subprocess.Popen(follower_command(config.broadcast, fetch_dir, server_url), stdout=log,
+                                stderr=subprocess.STDOUT, preexec_fn=parent_death_signal())  # fmt: skip
 
 
 async def while_running(work: Coroutine[Any, Any, T], process: subprocess.Popen[bytes], log_path: Path,
@@ -432,4 +488,5 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 __all__ = ["EnvConfig", "RLRunConfig", "RunCheckpointConfig", "ServersConfig", "TrainerSection", "check_run_folder",
-           "log_tail", "prepare_initial_weights", "run_rl", "start_run_folder", "trainer_config", "while_running"]
+           "follower_command", "log_tail", "prepare_initial_weights", "run_rl", "start_follower", "start_run_folder",
+           "trainer_config", "while_running"]
