@@ -8,8 +8,12 @@ An environment package asks for ``verifiers``: what that wheel holds is all it i
 from __future__ import annotations
 
 import configparser
+import os
+import subprocess
+import sys
 import zipfile
 from email.parser import Parser
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -84,3 +88,16 @@ def test_the_sdk_no_longer_has_the_parts_extras(wheels: dict[str, zipfile.ZipFil
     extras = set(Parser().parsestr(_dist_info(wheels["sdk"], "METADATA")).get_all("Provides-Extra") or [])
     assert not extras & {"hub", "train", "inference"}, extras
     assert {"math", "tui", "kube", "metrics", "test"} <= extras, extras
+
+
+def test_the_editable_installs_run_the_checkouts_code(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # scripts/bootstrap.sh installs the Hub's and the trainer's distributions editable: what vf-hub and vf-train
+    # import must be the checkout's files, not a copy in site-packages that an edit would not reach.
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import hub_server, trainer_adapter; print(hub_server.__file__); "
+         "print(trainer_adapter.__file__)"],
+        cwd=tmp_path_factory.mktemp("elsewhere"), env=env, capture_output=True, text=True, check=True)
+    for line in done.stdout.split():
+        assert Path(line).resolve().is_relative_to(root), f"{line} is not the checkout's ({root})"
