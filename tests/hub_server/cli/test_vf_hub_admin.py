@@ -114,7 +114,11 @@ def test_serve_logs_requests_unless_told_not_to(tmp_path: Path) -> None:
     assert "Application startup complete" in quiet and "/simple/no-such-env/" not in quiet
 
 
-def test_verify_reports_and_quarantines_a_corrupt_blob_and_exits_1(tmp_path: Path) -> None:
+def test_verify_reports_and_quarantines_a_corrupt_blob_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("VF_HUB_DATABASE_URL", "VF_HUB_STORAGE_URL"):  # this test corrupts a file in the blob folder
+        monkeypatch.delenv(variable, raising=False)
     data = tmp_path / "hub"
     token = _create_user(data, "alice")
     hub_app = create_app(Settings(data_dir=data))
