@@ -52,6 +52,7 @@ from trainer_adapter.broadcast.relayed import RelayBroadcast, RelayedAdmin, clea
 from trainer_adapter.cluster import publish_launch, wait_healthy
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP, InferenceConfig
+from trainer_adapter.inference.weights_client import WeightsClient
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
 from trainer_adapter.loss import LossConfig
 from trainer_adapter.model.tiny import ModelConfig, check_model_folder, load_model
@@ -91,6 +92,7 @@ CLIENT_KEEPALIVE_S = 300.0  # under the servers' keep_alive_s (600), so the clie
 # What the trainer ranks run, and the config they read from the run folder (every trainer node reads it there).
 RANK_MODULE = "trainer_adapter.train.rl"
 TRAINER_CONFIG = "trainer_config.json"
+
 
 class ServersConfig(BaseModel):
     """The vLLM servers this launcher starts."""
@@ -297,7 +299,6 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     folder does not fit (nothing to resume, another config's run, or a run already there).
     """
     from trainer_adapter.inference.vllm_server import InferenceServer
-    from trainer_adapter.inference.weights_client import WeightsClient
     from verifiers.clients import CoalescingClient
     from verifiers.http import make_openai_client
 
@@ -349,8 +350,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         ]
         if config.orchestrator.coalesce_requests:
             clients = [CoalescingClient(client) for client in clients]
-        updaters: list[Any] = ([RelayedAdmin(broadcast, url) for url in urls] if broadcast is not None
-                               else [WeightsClient(url) for url in urls])
+        updaters = _admins(urls, broadcast)
         # What the servers hold once started: a server that goes down and comes back loads the newest of it
         # and of the weights sent since.
         start_weights = point.weights if point is not None else initial
@@ -405,11 +405,8 @@ def _resume_orchestrator(orchestrator: Orchestrator, point: ResumePoint, root: P
 async def _load_everywhere(urls: list[str], weight_dir: str, timeout_s: float,
                            broadcast: BroadcastConfig | None = None) -> None:
     """Load ``weight_dir`` into every server once it answers; with ``broadcast``, through the relays."""
-    from trainer_adapter.inference.weights_client import WeightsClient
-
     relays = RelayBroadcast(broadcast) if broadcast is not None else None
-    updaters: list[Any] = ([RelayedAdmin(relays, url) for url in urls] if relays is not None
-                           else [WeightsClient(url) for url in urls])
+    updaters = _admins(urls, relays)
     try:
         await wait_healthy(urls, updaters, timeout_s)
         await asyncio.gather(*(u.update(weight_dir) for u in updaters))
@@ -417,6 +414,13 @@ async def _load_everywhere(urls: list[str], weight_dir: str, timeout_s: float,
         await asyncio.gather(*(u.aclose() for u in updaters))
         if relays is not None:
             await relays.aclose()
+
+
+def _admins(urls: list[str], broadcast: RelayBroadcast | None) -> list[Any]:
+    """Each server's weight admin: POSTs of the run folder's paths, or, with relays, publish-and-wait."""
+    if broadcast is not None:
+        return [RelayedAdmin(broadcast, url) for url in urls]
+    return [WeightsClient(url) for url in urls]
 
 
 async def _closing(work: Coroutine[Any, Any, T], broadcast: RelayBroadcast) -> T:

@@ -37,14 +37,19 @@ BASE_FOLDER = "base"
 """The run's initial weights (``OUTPUT/base``): version 0 on the relays."""
 
 
+def _step(name: str) -> int | None:
+    number = name.removeprefix("step_")
+    return int(number) if name.startswith("step_") and number.isdigit() else None
+
+
 def folder_version(weight_dir: str | Path) -> int:
     """The version a run's weights folder is published as: ``step_N`` is N, the run's ``base`` is 0."""
     name = Path(weight_dir).name
     if name == BASE_FOLDER:
         return 0
-    number = name.removeprefix("step_")
-    if name.startswith("step_") and number.isdigit():
-        return int(number)
+    step = _step(name)
+    if step is not None:
+        return step
     raise WeightsFolderError(f"{weight_dir}: a folder published to the relays must be named step_N or "
                              f"{BASE_FOLDER} (the run's weights/step_N or its initial weights)")
 
@@ -53,9 +58,7 @@ def loaded_version(weight_dir: object) -> int | None:
     """The version a server reports holding when its ``GET /weights`` names a fetched ``step_N`` folder."""
     if not isinstance(weight_dir, str):
         return None  # None: the server still serves the weights it was started with
-    name = Path(weight_dir).name
-    number = name.removeprefix("step_")
-    return int(number) if name.startswith("step_") and number.isdigit() else None
+    return _step(Path(weight_dir).name)
 
 
 class RelayBroadcast:
