@@ -61,6 +61,7 @@ from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.orchestrator.servers import HealthConfig
 from trainer_adapter.orchestrator.state import load_state
+from trainer_adapter.orchestrator.validation import GroupValidator
 from trainer_adapter.resume import (
     RUN_CONFIG,
     ResumePoint,
@@ -218,6 +219,15 @@ class RLRunConfig(BaseModel):
                              "and the trainer are two processes, give each its own port")
         return self
 
+    @model_validator(mode="after")
+    def _validation_in_float32(self) -> RLRunConfig:
+        # The validator's tolerances are absolute, measured on float32 servers; in bfloat16 rounding alone moves
+        # hidden values as much as another model would (docs/validation.md).
+        if self.orchestrator.validation.enabled and self.inference.dtype != "float32":
+            raise ValueError(f"orchestrator.validation needs inference.dtype = float32 (not {self.inference.dtype}): "
+                             "its tolerances are absolute, and bfloat16 needs relative ones, which are not built")
+        return self
+
     def env_entries(self) -> list[EnvConfig]:
         """The environments of the run: ``envs``, or the single ``env``."""
         return list(self.envs) or [self.env]
@@ -354,9 +364,12 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
         # What the servers hold once started: a server that goes down and comes back loads the newest of it
         # and of the weights sent since.
         start_weights = point.weights if point is not None else initial
+        validator = _validator(config.orchestrator, urls)
+        if validator is not None:
+            stack.callback(validator.close)
         orchestrator = Orchestrator(config.orchestrator, env, clients, updaters, root, task_weights=task_weights,
                                     state_every=config.trainer.checkpoint.every, health=config.inference.health,
-                                    weight_dir=str(start_weights))
+                                    weight_dir=str(start_weights), validator=validator)
         if point is not None:
             _resume_orchestrator(orchestrator, point, root)
         for server in servers:
@@ -421,6 +434,14 @@ def _admins(urls: list[str], broadcast: RelayBroadcast | None) -> list[Any]:
     if broadcast is not None:
         return [RelayedAdmin(broadcast, url) for url in urls]
     return [WeightsClient(url) for url in urls]
+
+
+def _validator(config: OrchestratorConfig, urls: list[str]) -> GroupValidator | None:
+    """The check of every group against its server's commitments, when ``validation.enabled``."""
+    if not config.validation.enabled:
+        return None
+    return GroupValidator(config.validation, [WeightsClient(url) for url in urls], temperature=config.temperature,
+                          max_tokens=config.max_tokens, keep_versions=config.max_off_policy_steps + 1)
 
 
 async def _closing(work: Coroutine[Any, Any, T], broadcast: RelayBroadcast) -> T:

@@ -3,12 +3,15 @@
 ::
 
     POST /commitment  {"rollouts": [{"prompt_ids": [...], "completion_ids": [...]}], "interval": 8, "k": 8}
-                      -> {"commitments": [{"interval", "k", "states", "indices", "values"}, ...], "weights_version"}
+                      -> {"commitments": [{"interval", "k", "states", "indices", "values"}, ...],
+                          "weights_version": 3, "weight_dir": "/run/weights/step_3"}
 
 The worker that generated a rollout asks its own server for the rollout's commitment right after generation
 and submits both (docs/validation.md). The computation runs on the engine's worker
 (:class:`~trainer_adapter.inference.commitment_worker.CommitmentWorker`) under the weight lock, so it never
-straddles a weight update, and the answer names the weights version it used.
+straddles a weight update, and the answer names the weights it used: the server's count of loads and the
+folder it loaded last (``null``: the weights it was started with), whose ``step_N`` name tells the orchestrator's
+validator the trainer's version.
 """
 
 from __future__ import annotations
@@ -60,8 +63,8 @@ def add_commitment_route(
                 results = await engine.collective_rpc("commit_tokens", args=(rollouts, body.interval, body.k))
             except Exception as exc:  # vLLM re-raises a worker's error as a bare Exception carrying its message
                 return JSONResponse({"error": f"commit_tokens failed: {exc}"}, status_code=500)
-            version = state.version
-        return JSONResponse({"commitments": results[0], "weights_version": version})
+            version, weight_dir = state.version, state.weight_dir
+        return JSONResponse({"commitments": results[0], "weights_version": version, "weight_dir": weight_dir})
 
 
 def _out_of_range(body: CommitmentRequest, model_config: Any) -> str | None:

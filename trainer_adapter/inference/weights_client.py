@@ -7,6 +7,7 @@ OpenAI client keeps open on the same server::
         info = await weights.update("/run/broadcasts/step_3")   # {"version": 1, "weight_dir": ..., "seconds": ...}
         await weights.reload()                                  # back to the base weights
         await weights.healthy(timeout=5.0)                      # True when GET /health answers 200
+        await weights.commitments([{"prompt_ids": [...], "completion_ids": [...]}], interval=8, k=8)
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from verifiers.http import AioHttpClient
 
 
 class WeightsClient:
-    """``/update_weights``, ``/reload_weights`` and ``/weights`` of one server (its ``/v1`` URL or its root)."""
+    """``/update_weights``, ``/reload_weights``, ``/weights`` and ``/commitment`` of one server (its ``/v1`` URL or
+    its root)."""
 
     def __init__(
         self,
@@ -49,6 +51,11 @@ class WeightsClient:
     async def current(self) -> dict[str, Any]:
         """``{"version", "weight_dir", "base"}``: what the server serves now."""
         return await self._call("GET", "/weights", None)
+
+    async def commitments(self, rollouts: list[dict[str, list[int]]], interval: int, k: int) -> dict[str, Any]:
+        """The server's commitments to ``rollouts`` (``prompt_ids``, ``completion_ids``) by its current weights:
+        ``{"commitments": [...], "weights_version": n, "weight_dir": folder or None}`` (docs/validation.md)."""
+        return await self._call("POST", "/commitment", {"rollouts": rollouts, "interval": interval, "k": k})
 
     async def healthy(self, timeout: float) -> bool:
         """Whether ``GET /health`` answers 200 within ``timeout`` seconds (False when it cannot be reached)."""

@@ -13,10 +13,11 @@ from typing import Literal
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-DropReason = Literal["failed", "incomplete", "stale", "cancelled", "lost"]
+DropReason = Literal["failed", "incomplete", "stale", "cancelled", "lost", "invalid"]
 """A rollout that cannot train: it errored or had no tokens, its group came back short, it was too far
-off-policy when its batch was cut, its group was cancelled in flight at a weight update, or its group was in
-flight on an inference server that went down (its problem is asked again on another server)."""
+off-policy when its batch was cut, its group was cancelled in flight at a weight update, its group was in
+flight on an inference server that went down (its problem is asked again on another server), or the validator
+rejected its group (orchestrator.validation)."""
 OFF_POLICY_BUCKETS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 32)
 
 
@@ -28,7 +29,7 @@ class OrchestratorMetrics:
                                 "(rate: rollouts/s).", registry=registry)
         self.dropped = Counter("vf_orchestrator_dropped_rollouts", "Rollouts that cannot train, by reason: failed, "
                                "incomplete (group), stale (off-policy), cancelled (at a weight update), lost (its "
-                               "server went down).", ["reason"], registry=registry)
+                               "server went down), invalid (rejected by the validator).", ["reason"], registry=registry)
         self.rejected = Counter("vf_orchestrator_rejected_rollouts", "Rollouts the difficulty buffer's filters "
                                 "refused, by filter: uniform (equal rewards), easy, hard.", ["reason"],
                                 registry=registry)

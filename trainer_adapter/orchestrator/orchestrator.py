@@ -28,6 +28,10 @@ Servers (:mod:`trainer_adapter.orchestrator.servers`): given a ``health`` config
 their problems asked again on the other servers, so the run goes on at their pace. When the server answers
 again it loads the current weights before it takes groups.
 
+Validation (:mod:`trainer_adapter.orchestrator.validation`): given a ``GroupValidator``, each finished group is
+checked against its server's commitments before the buffer sees it; a rejected group is dropped and counted
+(``invalid_groups``, ``invalid/server_<i>``), and a server rejected too often is excluded for the rest of the run.
+
 With ``state_every = E`` it saves its state (:mod:`trainer_adapter.orchestrator.state`) every E
 steps, the trainer's checkpoint interval, and :meth:`Orchestrator.restore` continues from one.
 """
@@ -62,6 +66,13 @@ from trainer_adapter.orchestrator.state import (
     save_state,
 )
 from trainer_adapter.orchestrator.task_metrics import batch_task_metrics, step_line
+from trainer_adapter.orchestrator.validation import (
+    CommitmentUnavailable,
+    GroupCheck,
+    GroupValidator,
+    ValidationConfig,
+    server_name,
+)
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
 from verifiers.metrics_server import MetricsConfig
@@ -115,6 +126,10 @@ class OrchestratorConfig(BaseModel):
         "n replies (verifiers.CoalescingClient): the server pays its per-request cost and the prefill once, 3.6x "
         "faster for the tiny model on CPU. false: one request per rollout (a server that ignores n).",
     )
+    validation: ValidationConfig = Field(
+        default_factory=ValidationConfig, description="Check each group against its inference server's commitments "
+        "before it trains (servers the trainer does not trust; docs/validation.md).",
+    )
     metrics: MetricsConfig = Field(
         default_factory=MetricsConfig, description="The orchestrator process's Prometheus endpoint (with the "
         "metrics of the sandboxes it runs); off unless metrics.port is set.",
@@ -135,12 +150,13 @@ class Orchestrator:
                  updaters: Sequence[WeightUpdater], output_dir: Path,
                  task_weights: Mapping[str, float] | None = None, state_every: int = 0,
                  metrics: OrchestratorMetrics | None = None, health: HealthConfig | None = None,
-                 weight_dir: str | None = None) -> None:
+                 weight_dir: str | None = None, validator: GroupValidator | None = None) -> None:
         """``task_weights`` mixes an ``EnvGroup``'s environments (by task name) when problems are drawn;
         ``state_every`` saves the state for ``--resume`` every this many steps (the trainer's checkpoint
         interval; 0: never); ``metrics`` records the Prometheus metrics (default: the process's own);
         ``health`` turns on failover (the updaters must then answer ``healthy``, as ``WeightsClient`` does);
-        ``weight_dir`` is the folder the servers hold at the start, which a server that comes back loads."""
+        ``weight_dir`` is the folder the servers hold at the start, which a server that comes back loads (and the
+        ``validator``, which checks every group before it trains, its first copy of the weights)."""
         if not clients or len(clients) != len(updaters):
             raise ValueError("need one weight updater per client, and at least one client")
         if config.batch_size % config.rollouts_per_example:
@@ -156,6 +172,7 @@ class Orchestrator:
         self.update_seconds = 0.0
         """Time spent loading weights into the servers since the last batch was written."""
         self.servers = ServerPool(updaters, health, weight_dir)
+        self.validator = validator
         self.inflight: dict[asyncio.Task[Any], _Inflight] = {}
         self.counts: Counter[str] = Counter()
         self.metrics = metrics or orchestrator_metrics()
@@ -186,6 +203,8 @@ class Orchestrator:
         """Write batches for steps ``start_step .. max_steps − 1`` (``0 ..`` unless restored)."""
         self.root.mkdir(parents=True, exist_ok=True)
         self._max_steps = max_steps
+        if self.validator is not None and self.servers.current[1] is not None:
+            self.validator.add_version(self.version, self.servers.current[1], start=True)
         self._watcher = asyncio.create_task(self.servers.watch())
         try:
             for step in range(self.start_step, max_steps):
@@ -223,6 +242,8 @@ class Orchestrator:
             return
         path = str(self.root / "weights" / f"step_{newest}")
         started = time.perf_counter()
+        if self.validator is not None:  # loaded now: the trainer deletes old folders
+            self.validator.add_version(newest, path)
         await self.servers.update(path, newest)
         self.update_seconds += time.perf_counter() - started
         self.metrics.weights_version.set(newest)
@@ -289,8 +310,19 @@ class Orchestrator:
             rows = [self.rows[example_id]] * self.config.rollouts_per_example
             sampling = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
                         "logprobs": True, "extra_body": {"return_token_ids": True}}
-            task = asyncio.create_task(self.env.generate(rows, self.clients[client], self.config.model_name, sampling))
+            task = asyncio.create_task(self._generate(rows, client, sampling, self.version))
             self.inflight[task] = _Inflight(client, self.version, example_id)
+
+    async def _generate(self, rows: list[dict[str, Any]], client: int, sampling: dict[str, Any],
+                        version: int) -> tuple[Any, GroupCheck | None | CommitmentUnavailable]:
+        """One group's ``env.generate`` results and, with a validator, its check (or why there was none)."""
+        results = await self.env.generate(rows, self.clients[client], self.config.model_name, sampling)
+        if self.validator is None:
+            return results, None
+        try:
+            return results, await self.validator.check(client, results, version)
+        except CommitmentUnavailable as e:
+            return results, e
 
     async def _collect(self, step: int) -> list[RolloutGroup]:
         """Whole groups totalling ``batch_size`` rollouts, none too stale for ``step``."""
@@ -325,10 +357,14 @@ class Orchestrator:
             if info.client in lost:
                 task.cancel()
                 del self.inflight[task]
-                self._pending.append(info.example_id)
-                self.counts["lost_groups"] += 1
-                self.counts["lost_rollouts"] += self.config.rollouts_per_example
-                self.metrics.drop("lost", self.config.rollouts_per_example)
+                self._lose(info)
+
+    def _lose(self, info: _Inflight) -> None:
+        """A group that cannot come back from its server: counted, and its problem asked again elsewhere."""
+        self._pending.append(info.example_id)
+        self.counts["lost_groups"] += 1
+        self.counts["lost_rollouts"] += self.config.rollouts_per_example
+        self.metrics.drop("lost", self.config.rollouts_per_example)
 
     def _inflight_limit(self, need: int) -> int:
         """Groups to keep generating: always the maximum, or (synchronous) only what the batch still lacks."""
@@ -345,7 +381,14 @@ class Orchestrator:
                 print(f"rollout failed (counted in failed_rollouts; shown once): {reason}", flush=True)
 
     def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
-        grouped = groups_from_results(task.result(), policy_version=info.version)
+        results, check = task.result()
+        if isinstance(check, CommitmentUnavailable):
+            print(f"inference server {info.client} did not answer for its commitments ({check}); its group is "
+                  "asked again", flush=True)
+            self.servers.suspect(info.client)
+            self._lose(info)
+            return
+        grouped = groups_from_results(results, policy_version=info.version)
         if grouped.failed:
             self.servers.suspect(info.client)
         self.counts["failed_rollouts"] += grouped.failed
@@ -353,6 +396,8 @@ class Orchestrator:
         self.metrics.drop("failed", grouped.failed)
         self._report_failures(grouped.reasons)
         accepted = False
+        if check is not None and not self._validated(check, info, grouped.groups):
+            grouped.groups = []
         for group in grouped.groups:
             if len(group.rollouts) == self.config.rollouts_per_example:
                 accepted |= self._file(assign_advantages(group, self.config.advantage_std_normalize))
@@ -368,6 +413,24 @@ class Orchestrator:
                 "solves every problem or none. Warm-start it (SFT), make the task easier or harder, or set "
                 "orchestrator.buffer.drop_uniform_groups = false; failed rollouts are in the inference logs."
             )
+
+    def _validated(self, check: GroupCheck, info: _Inflight, groups: Sequence[RolloutGroup]) -> bool:
+        """Count ``check``; False (and the group dropped, its server perhaps excluded) when it was rejected."""
+        self.counts["validated_groups"] += 1
+        self.counts["commitment_only_groups"] += not check.tokens_checked
+        if check.accepted:
+            return True
+        rollouts = sum(len(g.rollouts) for g in groups)
+        self.counts["invalid_groups"] += 1
+        self.counts["invalid_rollouts"] += rollouts
+        self.counts[f"invalid/{server_name(info.client)}"] += 1
+        self.metrics.drop("invalid", rollouts)
+        assert self.validator is not None
+        if self.validator.excluded(info.client):
+            findings = "; ".join(f"{f.check}: {f.detail}" for f in check.verdict.findings[:2])
+            self.servers.exclude(info.client, f"{self.validator.ledger.rejected[server_name(info.client)]} of its "
+                                 f"groups rejected by the validator, the last for {findings}")
+        return False
 
     def _file(self, group: RolloutGroup) -> bool:
         """Hand ``group`` to the difficulty buffer; a group its filters refuse counts as rejected, by filter."""

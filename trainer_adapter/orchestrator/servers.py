@@ -72,6 +72,8 @@ class _Server:
     next_probe: float = 0.0
     backoff: float = 0.0
     """The current wait between polls while down (0 while up)."""
+    excluded: bool = False
+    """Caught by the validator: down for good."""
 
 
 class ServerPool:
@@ -138,6 +140,20 @@ class ServerPool:
         if not self.up():
             self._all_down_since = self._clock()
 
+    def exclude(self, index: int, why: str) -> None:
+        """Take server ``index`` out for the rest of the run (its groups in flight are handed back by
+        :meth:`take_lost`); it is never probed again."""
+        server = self.servers[index]
+        if server.excluded:
+            return
+        server.excluded = True
+        if server.up:
+            server.up = False
+            self._lost.append(index)
+        self.counts["server_excluded"] += 1
+        print(f"inference server {index} is excluded for the rest of the run ({why}); its rollouts go to the "
+              f"{len(self.up())} others", flush=True)
+
     def suspect(self, index: int) -> None:
         """Probe server ``index`` at once (one of its rollouts failed): a dead server is found before the next
         interval, so fewer of its rollouts fail on their own."""
@@ -150,7 +166,11 @@ class ServerPool:
         return lost
 
     def check(self) -> None:
-        """Raise :class:`InferenceServerError` when every server has been down for ``all_down_timeout_s``."""
+        """Raise :class:`InferenceServerError` when every server has been down for ``all_down_timeout_s``, or
+        every one was excluded."""
+        if all(server.excluded for server in self.servers):
+            raise InferenceServerError(f"all {len(self.servers)} inference servers were excluded by the validator "
+                                       "(orchestrator.validation; their rejected groups are in the metrics line)")
         if self.config is None or self._all_down_since is None:
             return
         if self._clock() - self._all_down_since > self.config.all_down_timeout_s:
@@ -201,7 +221,7 @@ class ServerPool:
             while True:
                 now = self._clock()
                 for index, server in enumerate(self.servers):
-                    if index not in probing and server.next_probe <= now:
+                    if index not in probing and server.next_probe <= now and not server.excluded:
                         probing[index] = asyncio.create_task(self._probe(index))
                 for index, task in list(probing.items()):
                     if task.done():
@@ -217,12 +237,14 @@ class ServerPool:
         assert self.config is not None
         server = self.servers[index]
         healthy = await cast(ServerAdmin, server.admin).healthy(self.config.probe_timeout_s)
+        if server.excluded:  # while the probe was out
+            return
         if server.up:
             server.next_probe = self._clock() + self.config.interval_s
             if not healthy:
                 self.mark_down(index, "GET /health failed")
             return
-        if healthy and await self._rejoin(index):
+        if healthy and await self._rejoin(index) and not server.excluded:
             server.up, server.backoff = True, 0.0
             server.next_probe = self._clock() + self.config.interval_s
             self._all_down_since = None

@@ -11,12 +11,23 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from trainer_adapter.validate.batch import SubmittedBatch, SubmittedRollout
+from trainer_adapter.validate.batch import GeneratedTurn, SubmittedBatch, SubmittedRollout
 
 CheckName = Literal["schema", "assignment", "values", "commitment", "logprobs", "termination", "sampling"]
 CHECKS: tuple[CheckName, ...] = ("schema", "assignment", "values", "commitment", "logprobs", "termination", "sampling")
+
+
+class ModelCheckSettings(BaseModel):
+    """The tolerances of the model checks; measured on honest runs (bench/toploc.py), never guessed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    commitment_tolerance: float = Field(gt=0, description="Largest |committed - recomputed| hidden value.")
+    logprob_tolerance: float = Field(gt=0, description="Largest |claimed - recomputed| logprob, in nats.")
+    eos_floor: float = Field(ge=0, lt=1, description="Least probability of an EOS that ended a rollout.")
+    sampling_threshold: float = Field(gt=0, description="Largest |z| of the batch's sampled-token probabilities.")
 
 
 class Finding(BaseModel):
@@ -25,6 +36,23 @@ class Finding(BaseModel):
     check: CheckName
     rollout: int | None = None
     detail: str
+
+
+class Verdict(BaseModel):
+    """The outcome for one batch."""
+
+    worker: str
+    step: int | None
+    findings: list[Finding]
+    seconds: float
+
+    @property
+    def accepted(self) -> bool:
+        return not self.findings
+
+    @property
+    def checks(self) -> set[CheckName]:
+        return {f.check for f in self.findings}
 
 
 def check_assignment(
@@ -83,11 +111,13 @@ def check_values(
 
 
 def check_termination(
-    rollout: SubmittedRollout, index: int, max_tokens: int, eos_id: int, eos_prob: float, eos_floor: float
+    rollout: GeneratedTurn, index: int, max_tokens: int, eos_id: int, eos_prob: float, eos_floor: float
 ) -> list[Finding]:
     """A rollout ends at ``max_tokens`` without EOS, or at its only EOS, sampled with probability >= the floor.
 
-    ``eos_prob`` is the validator's own probability of EOS at the last state, not the worker's word.
+    ``eos_prob`` is the validator's own probability of EOS at the last state, not the worker's word. A turn
+    that ended at one of the request's stop strings (``stop_string``, set by the orchestrator only) has no EOS
+    to check: only that no EOS came before its end.
     """
     ids = rollout.completion_ids
     if eos_id in ids[:-1]:
@@ -103,6 +133,8 @@ def check_termination(
             ]
         return []
     if ids[-1] != eos_id:
+        if rollout.stop_string:
+            return []
         return [Finding(check="termination", rollout=index, detail="'stop' without EOS as the last token")]
     if eos_prob < eos_floor:
         return [
@@ -151,6 +183,6 @@ def check_sampling(z: float, threshold: float, index: int | None = None) -> list
 
 
 __all__ = [
-    "CHECKS", "CheckName", "Finding", "check_assignment", "check_logprobs", "check_sampling", "check_termination",
-    "check_values", "sampling_z",
+    "CHECKS", "CheckName", "Finding", "ModelCheckSettings", "Verdict", "check_assignment", "check_logprobs",
+    "check_sampling", "check_termination", "check_values", "sampling_z",
 ]  # fmt: skip

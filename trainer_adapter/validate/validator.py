@@ -16,58 +16,25 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 from transformers import PreTrainedModel
 
 from trainer_adapter.validate.assignment import assigned_problems
 from trainer_adapter.validate.batch import WORKER_MAX_LEN, WORKER_PATTERN, SubmittedBatch
-from trainer_adapter.validate.checks import (
-    CheckName,
-    Finding,
-    check_assignment,
-    check_logprobs,
-    check_sampling,
-    check_termination,
-    check_values,
-    sampling_z,
-)
-from trainer_adapter.validate.commitment import compare
+from trainer_adapter.validate.checks import Finding, ModelCheckSettings, Verdict, check_assignment, check_values
+from trainer_adapter.validate.generation import check_generation
 from trainer_adapter.validate.metrics import RejectionLedger, ValidatorMetrics, validator_metrics
-from trainer_adapter.validate.prefill import recompute
 
 UNPARSED_WORKER = "<unparsed>"
 
 
-class ValidatorConfig(BaseModel):
+class ValidatorConfig(ModelCheckSettings):
     """What the validator accepts; the tolerances come from honest runs (bench/toploc.py)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     problems_per_step: int = Field(ge=1, description="Problems assigned to each worker per step.")
     rollouts_per_problem: int = Field(ge=1, description="Rollouts of each assigned problem (the group size).")
-    commitment_tolerance: float = Field(gt=0, description="Largest |committed - recomputed| hidden value.")
-    logprob_tolerance: float = Field(gt=0, description="Largest |claimed - recomputed| logprob, in nats.")
-    eos_floor: float = Field(ge=0, lt=1, description="Least probability of an EOS that ended a rollout.")
-    sampling_threshold: float = Field(gt=0, description="Largest |z| of the batch's sampled-token probabilities.")
     reward_range: tuple[float, float] = Field((0.0, 1.0), description="Rewards outside [low, high] are refused.")
     advantage_tolerance: float = Field(1e-4, gt=0, description="Largest |advantage - (reward - group mean)|.")
-
-
-class Verdict(BaseModel):
-    """The outcome for one batch."""
-
-    worker: str
-    step: int | None
-    findings: list[Finding]
-    seconds: float
-
-    @property
-    def accepted(self) -> bool:
-        return not self.findings
-
-    @property
-    def checks(self) -> set[CheckName]:
-        return {f.check for f in self.findings}
 
 
 class Validator:
@@ -112,22 +79,8 @@ class Validator:
         )
 
     def _model_checks(self, batch: SubmittedBatch) -> list[Finding]:
-        c = self.config
-        findings: list[Finding] = []
-        sampled: list[float] = []
-        collisions: list[float] = []
-        cubes: list[float] = []
-        for i, rollout in enumerate(batch.rollouts):
-            seen = recompute(self.model, rollout.prompt_ids, rollout.completion_ids, batch.temperature, self.eos_id)
-            match = compare(rollout.commitment, seen.hidden, c.commitment_tolerance)
-            if not match.ok:
-                findings.append(Finding(check="commitment", rollout=i, detail=match.detail))
-            findings += check_logprobs(rollout.logprobs, seen.logprobs, i, c.logprob_tolerance)
-            findings += check_termination(rollout, i, batch.max_tokens, self.eos_id, seen.eos_prob, c.eos_floor)
-            sampled += seen.sampled_probs
-            collisions += seen.collisions
-            cubes += seen.cubes
-        return findings + check_sampling(sampling_z(sampled, collisions, cubes), c.sampling_threshold)
+        return check_generation(self.model, batch.rollouts, self.config, temperature=batch.temperature,
+                                max_tokens=batch.max_tokens, eos_id=self.eos_id)
 
     def _prompt(self, problem: int) -> list[int]:
         return self.prompts[problem] if 0 <= problem < len(self.prompts) else []

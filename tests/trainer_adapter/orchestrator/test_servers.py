@@ -197,6 +197,33 @@ async def test_every_server_down_past_the_timeout_stops_the_run(servers) -> None
         pool.check()
 
 
+async def test_an_excluded_server_is_drained_never_probed_and_never_taken_back(servers) -> None:
+    admins = [ScriptedAdmin(s.base_url) for s in servers(2)]
+    pool = ServerPool(admins, FAST)
+    watcher = asyncio.create_task(pool.watch())
+    try:
+        pool.exclude(1, "test")
+        pool.exclude(1, "test")  # once is enough
+        assert pool.up() == [0] and pool.take_lost() == [1] and pool.counts["server_excluded"] == 1
+        probes = len(admins[1].probes)
+        await asyncio.sleep(0.5)  # ten health intervals: it answers, yet stays out
+        assert pool.up() == [0] and len(admins[1].probes) <= probes + 1  # at most the probe that was out
+        assert [pool.pick() for _ in range(3)] == [0, 0, 0]
+        pool.check()
+        pool.exclude(0, "test")
+        with pytest.raises(InferenceServerError, match="all 2 inference servers were excluded by the validator"):
+            pool.check()
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+
+
+def test_without_a_health_config_a_server_can_still_be_excluded(servers) -> None:
+    pool = ServerPool([ScriptedAdmin(s.base_url) for s in servers(2)])
+    pool.exclude(0, "test")
+    assert pool.up() == [1] and pool.take_lost() == [0]
+
+
 @pytest.mark.parametrize(("fields", "message"), [
     ({"interval_s": 0}, "interval_s"),
     ({"max_backoff_s": -1}, "max_backoff_s"),
