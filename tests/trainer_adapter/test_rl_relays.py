@@ -3,7 +3,8 @@
 The test starts the three relays the config's comments start by hand (real nginx, on free ports instead of
 8101-8103) and runs the config as a user would, shrunk to two steps. What it checks is that the weights took
 the relays' path: each server loaded every version from its own follower's ``fetch_dir/server_<i>`` (its log
-names the folder), the folders hold the trainer's bytes, and the relays announce the last step.
+names the folder), the folders hold the trainer's bytes, and the relays announce the last step; and that the
+orchestrator's validator checked every group against the real trainer's weights without rejecting any.
 
 Wall time is mostly the two vLLM starts side by side (30-60 s each on an idle 2-core machine) and the trainer's
 start; the steps themselves take seconds.
@@ -58,6 +59,7 @@ def test_the_relays_config_runs_two_servers_and_three_relays_on_this_machine() -
     assert run.model.path is None  # the tiny model, built from its seed: nothing to download
     assert not run.orchestrator.buffer.drop_uniform_groups
     assert run.orchestrator.eval_every == run.max_steps  # the servers load the last step's weights too
+    assert run.orchestrator.validation.enabled and run.inference.dtype == "float32"
 
 
 def test_a_relay_that_is_not_an_http_url_is_refused(tmp_path: Path) -> None:
@@ -132,5 +134,9 @@ def test_vf_train_rl_with_relays_loads_every_version_through_them(tmp_path: Path
     metrics = [json.loads(line) for line in (out / "orchestrator_metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == list(range(STEPS))
     assert all(m.get("failed_rollouts", 0) == 0 and m.get("lost_groups", 0) == 0 for m in metrics), metrics
+    # Every group was checked against the trainer's weights of the version its server named (fetched from the
+    # relays into a step_N folder), and the honest servers' were all accepted.
+    assert metrics[-1]["validated_groups"] >= STEPS * 4 and "invalid_groups" not in metrics[-1], metrics[-1]
+    assert metrics[-1].get("commitment_only_groups", 0) < metrics[-1]["validated_groups"]  # some in full
     evals = [json.loads(line) for line in (out / "eval_metrics.jsonl").read_text().splitlines()]
     assert max(e["weights_version"] for e in evals) == STEPS
