@@ -30,7 +30,7 @@ from trainer_adapter.validate.checks import (
     sampling_z,
 )
 from trainer_adapter.validate.commitment import compare
-from trainer_adapter.validate.prefill import recompute
+from trainer_adapter.validate.prefill import recompute_many
 
 
 def check_generation(
@@ -48,8 +48,8 @@ def check_generation(
     sampled: list[float] = []
     collisions: list[float] = []
     cubes: list[float] = []
-    for i, turn in enumerate(turns):
-        seen = recompute(model, turn.prompt_ids, turn.completion_ids, temperature, eos_id)
+    recomputed = recompute_many(model, [(t.prompt_ids, t.completion_ids) for t in turns], temperature, eos_id)
+    for i, (turn, seen) in enumerate(zip(turns, recomputed, strict=True)):
         match = compare(turn.commitment, seen.hidden, settings.commitment_tolerance)
         if not match.ok:
             findings.append(Finding(check="commitment", rollout=i, detail=match.detail))
