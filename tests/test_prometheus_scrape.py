@@ -1,7 +1,7 @@
 """A real Prometheus (Debian's) scrapes every component's /metrics on 127.0.0.1 and answers queries on them.
 
 Four targets, each what a deployment runs: the orchestrator (scripted inference servers, its endpoint from
-``orchestrator.metrics``) feeding a real RL trainer process (``python -m trainer_adapter.train.rl``, rank 0's
+``orchestrator.metrics``, with a validator's counts on its registry) feeding a real RL trainer process (``python -m trainer_adapter.train.rl``, rank 0's
 endpoint from ``metrics.port``), sandboxes of the local backend (the process's registry, served as any
 program serves it), and ``vf-hub serve --workers 2`` (``/metrics`` on its own port, both workers added up).
 Prometheus scrapes them every second; each metric is read back through its HTTP API, and every query of the
@@ -34,7 +34,12 @@ from tests.trainer_adapter.orchestrator.test_orchestrator_metrics import drop_an
 from trainer_adapter.model.tiny import ModelConfig
 from trainer_adapter.orchestrator.metrics import OrchestratorMetrics
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from trainer_adapter.model.tokenizer import build_tokenizer
 from trainer_adapter.train.rl import RLTrainerConfig
+from trainer_adapter.validate.assignment import assigned_problems
+from trainer_adapter.validate.metrics import ValidatorMetrics
+from trainer_adapter.validate.validator import Validator, ValidatorConfig
+from trainer_adapter.validate.workers import HonestWorker, Sampling, arithmetic_prompts, peaked_tiny_model
 from verifiers.metrics_server import MetricsConfig, serve_configured, serve_metrics
 from verifiers.sandboxes import AsyncSandboxClient, CreateSandboxRequest, LocalBackend, LocalBackendConfig
 
@@ -200,6 +205,19 @@ def _trainer_command(run: Path, port: int) -> list[str]:
     return [sys.executable, "-m", "trainer_adapter.train.rl", str(path)]
 
 
+def _validate_two_batches(registry: CollectorRegistry) -> None:
+    """The validator's work, on the orchestrator's registry (where a run's validator records): an honest batch
+    accepted, a malformed one rejected by the schema check."""
+    model, eos, prompts = peaked_tiny_model(seed=0), build_tokenizer().eos_token_id, arithmetic_prompts(4)
+    config = ValidatorConfig(problems_per_step=1, rollouts_per_problem=2, commitment_tolerance=2.5e-4,
+                             logprob_tolerance=7.5e-5, eos_floor=1e-4, sampling_threshold=5.0)
+    validator = Validator(model, eos, prompts, config, metrics=ValidatorMetrics(registry))
+    worker = HonestWorker("honest", model, prompts, eos, Sampling(max_tokens=16))
+    batch = worker.batch(0, assigned_problems(0, "honest", len(prompts), 1), 2, seed=0)
+    assert validator.validate(batch.model_dump()).accepted
+    assert validator.validate({"worker": "honest", "step": -1}).checks == {"schema"}
+
+
 # -- the test ------------------------------------------------------------------------------------------------
 
 async def test_prometheus_scrapes_every_component_and_answers_the_dashboards_queries(
@@ -226,6 +244,7 @@ async def test_prometheus_scrapes_every_component_and_answers_the_dashboards_que
             async with _prometheus(prometheus_binary, tmp_path, ports) as prometheus:
                 # work for every component to record
                 await asyncio.wait_for(orchestrator.run(2), timeout=240)
+                _validate_two_batches(registry)
                 # this process's registry: other tests' sandboxes may have counted in it already
                 ooms_before = REGISTRY.get_sample_value("vf_sandbox_oom_kills_total", {"scope": "command"}) or 0.0
                 box = await client.create(CreateSandboxRequest(memory_gb=0.125))
@@ -280,6 +299,9 @@ async def _check_values(prometheus: PrometheusAPI, ooms_before: float) -> None:
     assert await value('vf_orchestrator_dropped_rollouts_total{job="orchestrator", reason="incomplete"}') == 3
     assert (await value('vf_orchestrator_rejected_rollouts_total{job="orchestrator", reason="uniform"}') or 0) >= 4
     assert await value('vf_orchestrator_step{job="orchestrator"}') == 1
+    assert await value('vf_validator_batches_total{job="orchestrator", outcome="accepted"}') == 1
+    assert await value('vf_validator_rejections_total{job="orchestrator", check="schema"}') == 1
+    assert await value('vf_validator_seconds_count{job="orchestrator"}') == 2
     # trainer (rank 0)
     for name in ("vf_trainer_loss", "vf_trainer_mismatch_kl", "vf_trainer_grad_norm", "vf_trainer_tokens_per_second"):
         assert await value(f'{name}{{job="trainer"}}') is not None, name
