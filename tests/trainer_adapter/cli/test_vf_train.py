@@ -85,6 +85,12 @@ def test_missing_config_file_and_unknown_option(tmp_path: Path) -> None:
         ('[env]\nid = "arithmetic"\n', ["--orchestrator.max-fruitless-groups", "0"],
          "orchestrator.max_fruitless_groups: Input should be greater than 0"),
         ('[[envs]]\nid = "arithmetic"\nweight = 0\n', [], "envs.0.weight: Input should be greater than 0"),
+        ('[env]\nid = "arithmetic"\n[orchestrator.validation]\nenabled = true\n', ["--inference.dtype", "bfloat16"],
+         "orchestrator.validation needs inference.dtype = float32 (not bfloat16)"),
+        ('[env]\nid = "arithmetic"\n', ["--orchestrator.validation.max-rejection-rate", "2"],
+         "orchestrator.validation.max_rejection_rate: Input should be less than or equal to 1"),
+        ('[env]\nid = "arithmetic"\n[orchestrator.validation]\nenabled = true\ntolerance = 1\n', [],
+         "orchestrator.validation.tolerance: Extra inputs are not permitted"),
     ],
 )
 def test_bad_rl_config_exits_2_with_a_message(tmp_path: Path, toml: str, args: list[str], message: str) -> None:
