@@ -34,13 +34,16 @@ def tasks_in(line: Mapping[str, object]) -> list[str]:
 
 
 def step_line(line: Mapping[str, float], max_steps: int) -> str:
-    """One console line for a written batch: step, reward, and in a mix each task's reward and share.
+    """One console line for a written batch: step, reward, in a mix each task's reward and share, and with
+    validation the groups checked and rejected so far.
 
     E.g. ``step 3/20  reward 0.412 (64 rollouts)  arithmetic 0.310 (75%)  reverse-text 0.700 (25%)``.
     """
     text = f"step {int(line['step']) + 1}/{max_steps}  reward {line['reward']:.3f} ({int(line['rollouts'])} rollouts)"
     for task in tasks_in(line):
         text += f"  {task} {line[f'reward/{task}']:.3f} ({line[f'share/{task}']:.0%})"
+    if "validated_groups" in line:
+        text += f"  validated {int(line['validated_groups'])} groups, {int(line.get('invalid_groups', 0))} rejected"
     return text
 
 

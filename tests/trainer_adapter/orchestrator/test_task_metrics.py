@@ -42,3 +42,6 @@ def test_step_line_shows_each_task_with_its_share() -> None:
         "step 3/20  reward 0.412 (64 rollouts)  arithmetic 0.250 (75%)  reverse-text 0.900 (25%)"
     )
     assert step_line({"step": 0, "reward": 1.0, "rollouts": 8}, 1) == "step 1/1  reward 1.000 (8 rollouts)"
+    checked = {"step": 1, "reward": 0.5, "rollouts": 8, "validated_groups": 7, "invalid_groups": 2}
+    assert step_line(checked, 2) == "step 2/2  reward 0.500 (8 rollouts)  validated 7 groups, 2 rejected"
+    assert step_line({**checked, "invalid_groups": 0}, 2).endswith("validated 7 groups, 0 rejected")
