@@ -1,4 +1,5 @@
-"""Shared fixtures: a real scripted OpenAI-compatible server on 127.0.0.1 and clients for it."""
+"""Shared fixtures: a real scripted OpenAI-compatible server on 127.0.0.1 and clients for it; and the start of the
+type checker's run when the session includes it (``tests/mypy_run.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
+from tests import mypy_run
 from verifiers.testing import ScriptedServer
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # The type checker's cold run starts now, at the lowest CPU priority, when the session will check the tree.
+    mypy_run.start_early([item.nodeid for item in session.items])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    mypy_run.stop_early()
 
 
 @pytest.fixture

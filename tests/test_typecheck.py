@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-MYPY = Path(sys.executable).parent / "mypy"  # installed with the test extra
-CONFIG = ROOT / "pyproject.toml"
+from tests.mypy_run import result, run
 
-# A first run reads every package the code imports (torch, transformers, openai, ...): about a minute.
+# A first run reads every package the code imports (torch, transformers, openai, ...): about a minute. In a
+# session that has test_mypy_finds_nothing, that run starts at collection's end (tests/mypy_run.py says how).
 pytestmark = pytest.mark.slow
-
-
-def _mypy(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert MYPY.is_file(), f"no mypy at {MYPY}: install the test extra (bash scripts/bootstrap.sh test)"
-    return subprocess.run([str(MYPY), "--config-file", str(CONFIG), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
 
 
 def test_mypy_finds_nothing() -> None:
     """The packages named in the config, checked; its incremental cache (.mypy_cache) makes a rerun take seconds."""
-    done = _mypy(cwd=ROOT)
+    done = result()
     findings = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert done.returncode == 0, "\n".join(findings)[-8000:] + "\n" + done.stdout[-400:] + done.stderr[-2000:]
     assert "Success" in done.stdout, done.stdout
@@ -45,7 +36,7 @@ def test_mypy_reads_the_projects_config(tmp_path: Path) -> None:
         "\n"
         "Settings.model_construct(nme='a')\n"  # mypy alone says name is missing; the plugin names the misspelling
     )
-    done = _mypy("--no-incremental", str(bad), cwd=tmp_path)
+    done = run("--no-incremental", str(bad), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'bad.py:1: error: Cannot find implementation or library stub for module named "tomllib"' in done.stdout
     assert 'bad.py:10: error: Unexpected keyword argument "nme" for "model_construct"' in done.stdout, done.stdout
