@@ -1,9 +1,10 @@
 """A real Prometheus (Debian's) scrapes every component's /metrics on 127.0.0.1 and answers queries on them.
 
 Four targets, each what a deployment runs: the orchestrator (scripted inference servers, its endpoint from
-``orchestrator.metrics``, with a validator's counts on its registry) feeding a real RL trainer process (``python -m trainer_adapter.train.rl``, rank 0's
-endpoint from ``metrics.port``), sandboxes of the local backend (the process's registry, served as any
-program serves it), and ``vf-hub serve --workers 2`` (``/metrics`` on its own port, both workers added up).
+``orchestrator.metrics``, with a validator's counts on its registry) feeding a real RL trainer process
+(``python -m trainer_adapter.train.rl``, rank 0's endpoint from ``metrics.port``), sandboxes of the local
+backend (the process's registry, served as any program serves it), and ``vf-hub serve --workers 2``
+(``/metrics`` on its own port, both workers added up).
 Prometheus scrapes them every second; each metric is read back through its HTTP API, and every query of the
 Grafana dashboard (docs/grafana/verifiers.json) runs there and returns data.
 """
@@ -32,9 +33,9 @@ import verifiers as vf
 from tests.hub_server.dists import make_wheel, upload_form
 from tests.trainer_adapter.orchestrator.test_orchestrator_metrics import drop_and_reject_policy
 from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.model.tokenizer import build_tokenizer
 from trainer_adapter.orchestrator.metrics import OrchestratorMetrics
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-from trainer_adapter.model.tokenizer import build_tokenizer
 from trainer_adapter.train.rl import RLTrainerConfig
 from trainer_adapter.validate.assignment import assigned_problems
 from trainer_adapter.validate.metrics import ValidatorMetrics
