@@ -17,9 +17,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
+from prometheus_client import CollectorRegistry
 
 import verifiers as vf
 from trainer_adapter.config import load_config
@@ -27,6 +29,7 @@ from trainer_adapter.inference.testing_model import save_tiny_model
 from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.inference.weights_client import WeightsClient
 from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.orchestrator.validation import GroupValidator, ValidationConfig, group_turns
 from trainer_adapter.rl_run import RLRunConfig, ServersConfig
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.launch import free_port
@@ -34,6 +37,7 @@ from trainer_adapter.train.optimizer import OptimizerConfig
 from trainer_adapter.train.sft import SFTConfig, run_sft
 from trainer_adapter.train.sft_data import SFTDataConfig
 from trainer_adapter.transport import read_step
+from trainer_adapter.validate.metrics import ValidatorMetrics
 from verifiers.testing import ByteTokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,6 +144,37 @@ def test_each_turns_inference_logprobs_line_up_with_its_tokens(warm: Path, serve
         assert first["prompt_ids"] == tokenizer.apply_chat_template(list(state["prompt"]), tools=env.oai_tools,
                                                                     add_generation_prompt=True)  # fmt: skip
         assert "<tool_response>" in tokenizer.decode(second["prompt_ids"][len(first["prompt_ids"]) :])
+
+
+def test_the_validator_accepts_every_turn_of_honest_multi_turn_groups(warm: Path, server: InferenceServer) -> None:
+    """Each model turn of a tool-calling rollout (its prompt holding the earlier turns and tool replies, a turn
+    ending in a call reported as ``tool_calls``) committed by the server and checked by the orchestrator's
+    validator against the same weights: no false positive."""
+    env = vf.load_environment("multiply-tool", num_train_examples=4, num_eval_examples=0)
+    sampling = {"temperature": 1.0, "max_tokens": 80, "logprobs": True, "extra_body": {"return_token_ids": True}}
+    url = _serving(server, warm).base_url
+
+    async def check() -> tuple[int, list[Any]]:
+        source = WeightsClient(url)
+        validator = GroupValidator(ValidationConfig(enabled=True), [source], temperature=1.0, max_tokens=80,
+                                   keep_versions=1, metrics=ValidatorMetrics(CollectorRegistry()))
+        validator.add_version(0, str(warm), start=True)
+        client = AsyncOpenAI(base_url=url, api_key="x")
+        try:
+            turns, checks = 0, []
+            for row in env.get_dataset():
+                results = await env.generate([dict(row)] * 4, client, "tiny", sampling)
+                turns += len(group_turns(results))
+                checks.append(await validator.check(0, results, dispatched=0))
+            return turns, checks
+        finally:
+            validator.close()
+            await source.aclose()
+            await client.close()
+
+    turns, checks = asyncio.run(check())
+    assert turns > 4 * 4, "no rollout took a second turn"
+    assert all(c is not None and c.accepted and c.tokens_checked for c in checks), [c.verdict for c in checks if c]
 
 
 def _copy_new_batches(out: Path, captured: Path) -> None:

@@ -99,11 +99,14 @@ def server_name(index: int) -> str:
     return f"server_{index}"
 
 
-def version_of_folder(weight_dir: str | None, start_version: int) -> int:
-    """The trainer version a server's weights folder holds: ``step_N`` is N; the folder it was started with, or
-    the run's initial weights (``base``), is the version the run started from."""
+def version_of_folder(weight_dir: str | None, sent: Mapping[str, int], start_version: int) -> int:
+    """The trainer version a server's weights folder holds: a folder the run sent (``sent``: resolved path ->
+    version), else ``step_N`` for N (a follower's copy fetched from the relays), else the version the run started
+    from (``None``: the server still holds what it was started with)."""
     if weight_dir is None:
         return start_version
+    if (version := sent.get(str(Path(weight_dir).resolve()))) is not None:
+        return version
     match = _STEP_FOLDER.fullmatch(Path(weight_dir).name)
     return int(match.group(1)) if match else start_version
 
@@ -122,6 +125,8 @@ class GroupValidator:
         self.start_version = 0
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="validator")
         self._loads: dict[int, Future[None]] = {}
+        self._sent: dict[str, int] = {}
+        """Resolved weights folder -> version, for every version added."""
         self._models: dict[int, tuple[PreTrainedModel, int]] = {}
         """version -> (model, eos id); touched on the validator thread only."""
 
@@ -130,6 +135,7 @@ class GroupValidator:
         the servers hold when the run starts, which a folder not named ``step_N`` means."""
         if start:
             self.start_version = version
+        self._sent[str(Path(weight_dir).resolve())] = version
         if version not in self._loads:
             self._loads[version] = self._executor.submit(self._load, version, weight_dir)
 
@@ -155,7 +161,7 @@ class GroupValidator:
             folders = {part["weight_dir"] for part in parts}
             if len(folders) > 1:  # a weight update between two parts: not one version to check against
                 raise ValueError(f"the parts of one group's commitments name {len(folders)} weights folders")
-            version = version_of_folder(folders.pop(), self.start_version)
+            version = version_of_folder(folders.pop(), self._sent, self.start_version)
             commitments = [c for part in parts for c in part["commitments"]]
             turns = [GeneratedTurn.model_validate({**t, "commitment": c})
                      for t, c in zip(raw, commitments, strict=True)]

@@ -216,9 +216,12 @@ def test_turns_keep_how_each_one_ended() -> None:
 
 @pytest.mark.parametrize(("folder", "version"), [
     (None, 3), ("/run/weights/step_12", 12), ("/run/base", 3), ("/fetch/server_0/step_0", 0), ("/m/step_x", 3),
+    ("/sft/weights/step_60", 3), ("/sft/weights/../weights/step_60", 3), ("/run/weights/step_5", 5),
 ])
 def test_the_version_a_folder_holds(folder: str | None, version: int) -> None:
-    assert version_of_folder(folder, start_version=3) == version
+    # a folder the run sent is its version whatever its name (an SFT's step_60 as the start weights)
+    sent = {"/sft/weights/step_60": 3, "/run/weights/step_5": 5}
+    assert version_of_folder(folder, sent, start_version=3) == version
 
 
 def test_the_config_refuses_nonsense() -> None:
