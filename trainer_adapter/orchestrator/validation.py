@@ -132,7 +132,8 @@ class GroupValidator:
 
     def add_version(self, version: int, weight_dir: str, start: bool = False) -> None:
         """Load ``weight_dir`` as ``version`` on the validator thread (returns at once); ``start``: the weights
-        the servers hold when the run starts, which a folder not named ``step_N`` means."""
+        the servers hold when the run starts (what a server reporting no folder, or one the run never sent and
+        not named ``step_N``, holds: :func:`version_of_folder`)."""
         if start:
             self.start_version = version
         self._sent[str(Path(weight_dir).resolve())] = version
