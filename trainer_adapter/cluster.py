@@ -85,7 +85,7 @@ async def wait_healthy(urls: Sequence[str], clients: Sequence[Any], timeout_s: f
 
 def _run_config(root: Path) -> Any:
     from trainer_adapter.resume import RUN_CONFIG
-    from trainer_adapter.rl_run import RLRunConfig
+    from trainer_adapter.rl_config import RLRunConfig
 
     return RLRunConfig.model_validate_json((root / RUN_CONFIG).read_text())
 

@@ -115,7 +115,7 @@ def _run_rl(config_path: Path, overrides: list[str], config: Any, resume: bool =
 
 
 def _rl_config() -> type[BaseModel]:
-    from trainer_adapter.rl_run import RLRunConfig
+    from trainer_adapter.rl_config import RLRunConfig
 
     return RLRunConfig
 
