@@ -1,6 +1,6 @@
-"""Two Jinja chat templates for the byte tokenizer, written for this project.
+"""Jinja chat templates written for this project: two for the byte tokenizer, one for SmolLM2-Instruct.
 
-Both render ChatML-style turns (``<|im_start|>role\\n...<|im_end|>\\n``), list the
+All render ChatML-style turns (``<|im_start|>role\\n...<|im_end|>\\n``), list the
 tools in the system turn, one signature line each (``multiply(a: integer, b: integer) - Multiply
 two integers.``), and render an assistant's tool calls as
 ``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>``.
@@ -18,11 +18,13 @@ chance level of the digits for 170 steps); the signature line halves the prompt.
   the history the model sees is rewritten between turns (the case that breaks
   naive token concatenation). ``enable_thinking=False`` adds an empty think
   block to the generation prompt.
+- :data:`SMOLLM2` is :data:`CHATML` with SmolLM2-Instruct's default system turn: the real model the trainer
+  prepares (``vf-train model prepare smollm2-135m-instruct``) ships a template without tools.
 """
 
 from __future__ import annotations
 
-# Shared pieces; templates are composed in Python so both stay in step.
+# Shared pieces; templates are composed in Python so they stay in step.
 _MACROS = (
     """\
 {%- macro text(content) -%}
@@ -45,7 +47,7 @@ _MACROS = (
 {%- if messages and messages[0].role == 'system' -%}
 {{- text(messages[0].content) ~ '\\n\\n' -}}
 {%- set ns.first = 1 -%}
-{%- endif -%}
+__TOOLS_DEFAULT_SYSTEM__{%- endif -%}
 {{- '# Tools\\n' -}}
 {%- for tool in tools -%}
 {%- set fn = tool.function if tool.function is defined else tool -%}
@@ -59,7 +61,7 @@ _MACROS = (
 {{- ')' ~ (' - ' ~ fn.description if fn.description else '') ~ '\\n' -}}
 {%- endfor -%}
 {{- 'Call one as <tool_call>{"name": ..., "arguments": {...}}</tool_call>.<|im_end|>\\n' -}}
-{%- endif -%}
+__DEFAULT_SYSTEM__{%- endif -%}
 """
 )
 
@@ -87,15 +89,29 @@ _STRIP_OLD_THINKING = """\
 {%- set content = content.split('</think>')[-1].lstrip('\\n') -%}
 {%- endif -%}"""
 
+def _with_default_system(system: str | None) -> str:
+    """The shared pieces, with ``system`` as the system turn of a conversation that brings none (None: no turn)."""
+    if system is None:
+        return _MACROS.replace("__TOOLS_DEFAULT_SYSTEM__", "").replace("__DEFAULT_SYSTEM__", "")
+    quoted = system.replace("\\", "\\\\").replace("'", "\\'")
+    return _MACROS.replace(
+        "__TOOLS_DEFAULT_SYSTEM__", f"{{%- else -%}}{{{{- '{quoted}\\n\\n' -}}}}\n"
+    ).replace(
+        "__DEFAULT_SYSTEM__",
+        "{%- elif messages and messages[0].role != 'system' -%}"
+        f"{{{{- '<|im_start|>system\\n{quoted}<|im_end|>\\n' -}}}}\n",
+    )
+
+
 CHATML = (
-    _MACROS
+    _with_default_system(None)
     + _TURNS.replace("__ASSISTANT_CONTENT__\n", "")
     + "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}\n"
 )
 """A prefix-monotone ChatML template."""
 
 QWEN3_STYLE = (
-    _MACROS
+    _with_default_system(None)
     + _TURNS.replace("__ASSISTANT_CONTENT__", _STRIP_OLD_THINKING)
     + "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}"
     + "{%- if enable_thinking is defined and not enable_thinking -%}{{- '<think>\\n\\n</think>\\n\\n' -}}{%- endif -%}"
@@ -103,7 +119,20 @@ QWEN3_STYLE = (
 )
 """A ChatML template that drops ``<think>`` blocks of assistant turns before the last user message."""
 
-TEMPLATES: dict[str, str] = {"chatml": CHATML, "qwen3": QWEN3_STYLE}
+SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+"""The system turn SmolLM2-Instruct's own template adds when a conversation has none."""
+
+SMOLLM2 = (
+    _with_default_system(SMOLLM2_SYSTEM)
+    + _TURNS.replace("__ASSISTANT_CONTENT__\n", "")
+    + "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}\n"
+)
+"""The project's template for SmolLM2-Instruct, which ships one without tools: for a conversation without tools
+it renders exactly what the model's own template renders (its default system turn included); with tools it
+lists them in the system turn and writes calls as ``<tool_call>`` blocks, as :data:`CHATML` does (vLLM's
+``hermes`` parser reads them). Prefix-monotone, so a multi-turn rollout's turns lie end to end."""
+
+TEMPLATES: dict[str, str] = {"chatml": CHATML, "qwen3": QWEN3_STYLE, "smollm2": SMOLLM2}
 """Templates by the short names the CLI accepts."""
 
-__all__ = ["CHATML", "QWEN3_STYLE", "TEMPLATES"]
+__all__ = ["CHATML", "QWEN3_STYLE", "SMOLLM2", "SMOLLM2_SYSTEM", "TEMPLATES"]
