@@ -92,7 +92,8 @@ def load_config(model: type[C], path: Path | None = None, overrides: dict[str, A
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise TrainerConfigError(f"invalid config{f' in {path}' if path else ''}:\n{_describe(e)}") from None
+        where = f" in {path}" if path else ""
+        raise TrainerConfigError(f"invalid config{where}:\n{describe_validation_error(e)}") from None
 
 
 def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
@@ -106,7 +107,8 @@ def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _describe(error: ValidationError) -> str:
+def describe_validation_error(error: ValidationError) -> str:
+    """One line per error, ``  dotted.field: message``."""
     lines = []
     for item in error.errors():
         where = ".".join(str(p) for p in item["loc"]) or "(root)"
@@ -139,4 +141,4 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation)).lower()
 
 
-__all__ = ["FlatField", "flat_fields", "load_config", "parse_override", "parse_value"]
+__all__ = ["FlatField", "describe_validation_error", "flat_fields", "load_config", "parse_override", "parse_value"]

