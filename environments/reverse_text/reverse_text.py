@@ -7,12 +7,17 @@ longest common subsequence with the reversed text, so it rises smoothly from
 0.0 (nothing in common) to 1.0 (exact).
 
 Texts are made in code from a fixed word list and a seed: no downloads, the same
-rows on every machine, and the evaluation texts never appear in training.
+rows on every machine. Three disjoint splits: training, validation (for tuning) and
+test (the held-out rows ``vf-eval`` measures by default; ``eval_split="validation"``
+measures the validation rows instead). A text's near-duplicates are the texts of the
+same words in any order ("sea all" and "all sea"): no split holds a near-duplicate of
+another split's text.
 """
 
 from __future__ import annotations
 
 import random
+import string
 
 from datasets import Dataset
 
@@ -84,23 +89,43 @@ def exact_match(completion: vf.Messages, answer: str, parser: vf.Parser) -> floa
     return 1.0 if response == answer else 0.0
 
 
-def make_texts(count: int, min_len: int, max_len: int, rng: random.Random, exclude: set[str]) -> list[str]:
-    """``count`` distinct texts of whole words, ``min_len``-``max_len`` characters, none in ``exclude``."""
+def word_key(text: str) -> tuple[str, ...]:
+    """The text's words in sorted order: texts with one key are near-duplicates (the same words reordered)."""
+    return tuple(sorted(text.split()))
+
+
+def make_texts(
+    count: int,
+    min_len: int,
+    max_len: int,
+    rng: random.Random,
+    exclude: set[tuple[str, ...]],
+    kind: str = "words",
+) -> list[str]:
+    """``count`` texts of ``min_len``-``max_len`` characters (whole words, or random lowercase letters for
+    ``kind="letters"``), no two with one :func:`word_key` and none whose key is in ``exclude``."""
+    sample = _sample_text if kind == "words" else _sample_letters
     texts: list[str] = []
     seen = set(exclude)
     for _ in range(count):
         for _ in range(_MAX_TRIES_PER_TEXT):
-            text = _sample_text(rng, min_len, max_len)
-            if text is not None and text not in seen:
+            text = sample(rng, min_len, max_len)
+            if text is not None and word_key(text) not in seen:
                 break
         else:
             raise UsageError(
                 f"could not make {count} distinct texts of {min_len}-{max_len} characters; "
                 "widen the length range or ask for fewer examples"
             )
-        seen.add(text)
+        seen.add(word_key(text))
         texts.append(text)
     return texts
+
+
+def _sample_letters(rng: random.Random, min_len: int, max_len: int) -> str:
+    """A random lowercase string: a subword tokenizer cuts it into short pieces, which a model can reverse by
+    copying them backwards, where a whole word is one token it would have to spell."""
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(min_len, max_len)))
 
 
 def _sample_text(rng: random.Random, min_len: int, max_len: int) -> str | None:
@@ -128,6 +153,8 @@ def load_environment(
     min_len: int = 5,
     max_len: int = 20,
     seed: int = 0,
+    eval_split: str = "test",
+    kind: str = "words",
 ) -> vf.Environment:
     """Build the reverse-text environment.
 
@@ -136,15 +163,36 @@ def load_environment(
         num_eval_examples: rows in the evaluation split (0 for none).
         min_len, max_len: length range of each text, in characters.
         seed: picks the texts; the same seed gives the same rows.
+        eval_split: the rows evaluated: ``"test"`` (held out: never trained or tuned on) or
+            ``"validation"`` (as many rows, for choosing hyperparameters).
+        kind: ``"words"`` (texts of whole words from the word list) or ``"letters"`` (random
+            lowercase strings, what the main job trains SmolLM2 on).
 
-    The evaluation texts depend only on ``num_eval_examples``, the lengths and
-    the seed, so changing the training size never changes the evaluation set.
+    The test texts depend only on ``num_eval_examples``, the lengths and the seed,
+    so changing the training size never changes them; the validation texts avoid
+    them, and the training texts avoid both (near-duplicates included, :func:`word_key`),
+    whichever split is evaluated, so tuning on one and reporting the other trains on
+    the same rows.
     """
     _check_args(num_train_examples, num_eval_examples, min_len, max_len, seed)
-    eval_texts = make_texts(num_eval_examples, min_len, max_len, random.Random(f"{seed}/eval"), exclude=set())
-    train_texts = make_texts(
-        num_train_examples, min_len, max_len, random.Random(f"{seed}/train"), exclude=set(eval_texts)
+    if eval_split not in ("test", "validation"):
+        raise UsageError(f"eval_split must be 'test' or 'validation', got {eval_split!r}")
+    if kind not in ("words", "letters"):
+        raise UsageError(f"kind must be 'words' or 'letters', got {kind!r}")
+    # letters draw from their own streams, so the word texts of a seed stay what they were
+    tag = "" if kind == "words" else "letters/"
+    test_texts = make_texts(
+        num_eval_examples, min_len, max_len, random.Random(f"{seed}/{tag}eval"), exclude=set(), kind=kind
     )
+    held_out = {word_key(t) for t in test_texts}
+    validation_texts = make_texts(
+        num_eval_examples, min_len, max_len, random.Random(f"{seed}/{tag}validation"), exclude=held_out, kind=kind
+    )
+    held_out |= {word_key(t) for t in validation_texts}
+    train_texts = make_texts(
+        num_train_examples, min_len, max_len, random.Random(f"{seed}/{tag}train"), exclude=held_out, kind=kind
+    )
+    eval_texts = test_texts if eval_split == "test" else validation_texts
     parser = vf.Parser()
     rubric = vf.Rubric(funcs=[lcs_reward, exact_match], weights=[1.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(

@@ -150,3 +150,40 @@ async def test_echoing_policy_earns_partial_reward() -> None:
     results = await _evaluate("echo", 5)
     rewards = [o["reward"] for o in results["outputs"]]
     assert all(0.0 < r < 1.0 for r in rewards)
+
+
+def test_three_splits_share_no_text_nor_a_reordering_of_one() -> None:
+    from reverse_text import word_key
+
+    test = load_environment(num_train_examples=1500, num_eval_examples=150)
+    validation = load_environment(num_train_examples=1500, num_eval_examples=150, eval_split="validation")
+    train = test.get_dataset()["question"]
+    assert train == validation.get_dataset()["question"]  # tuning and reporting train on the same rows
+    keys = {name: {word_key(t) for t in texts} for name, texts in {
+        "train": train, "test": test.get_eval_dataset()["question"],
+        "validation": validation.get_eval_dataset()["question"]}.items()}
+    assert not keys["train"] & keys["test"] and not keys["train"] & keys["validation"]
+    assert not keys["test"] & keys["validation"]
+    assert len(keys["train"]) == 1500  # no two training texts are reorderings of each other either
+    assert word_key("sea all") == word_key("all sea")
+
+
+def test_an_unknown_eval_split_is_refused() -> None:
+    with pytest.raises(UsageError, match="eval_split must be 'test' or 'validation'"):
+        load_environment(num_eval_examples=5, eval_split="train")
+
+
+def test_letter_texts_are_random_lowercase_strings_in_their_own_splits() -> None:
+    import string
+
+    from reverse_text import word_key
+
+    words = load_environment(num_train_examples=300, num_eval_examples=30)
+    letters = load_environment(num_train_examples=300, num_eval_examples=30, kind="letters", min_len=4, max_len=7)
+    texts = list(letters.get_dataset()["question"]) + list(letters.get_eval_dataset()["question"])
+    assert all(4 <= len(t) <= 7 and set(t) <= set(string.ascii_lowercase) for t in texts)
+    assert len({word_key(t) for t in texts}) == len(texts)  # no text twice, across the splits too
+    # the word texts of a seed are what they were before letters existed
+    assert list(words.get_eval_dataset()["question"][:3]) == ["web house nut iron", "oak act note", "air web we cake"]
+    with pytest.raises(UsageError, match="kind must be 'words' or 'letters'"):
+        load_environment(num_eval_examples=5, kind="digits")
