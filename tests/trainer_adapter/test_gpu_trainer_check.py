@@ -7,10 +7,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from trainer_adapter import gpu_trainer_check
 from trainer_adapter.gpu_trainer_check import main, prepare
+from trainer_adapter.model import greedy
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["precision=float32", "sft.num_layers=2", "sft.hidden_size=64", "sft.num_heads=2", "sft.num_kv_heads=1",
@@ -50,6 +53,22 @@ def test_bad_input_is_one_line_and_exit_2(
     assert message in err and "Traceback" not in err
 
 
+def test_held_out_accuracy_is_the_share_of_exact_replies(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # the tiny CPU run's accuracy may well be 0, which a broken computation also gives: scripted replies check it
+    rows = [{"prompt": [{"role": "user", "content": q}], "answer": a}
+            for q, a in [("1+1", "2"), ("2+2", "4"), ("3+3", "6"), ("4+4", "8")]]
+    replies = {"1+1": " 2\n", "2+2": "5", "3+3": "6", "4+4": "8."}  # stripped: right, wrong, right, wrong
+    asked: list[tuple[Path, str]] = []
+
+    def scripted(model_dir: Path, prompts: list[list[dict[str, str]]], device: str = "cpu") -> list[str]:
+        asked.append((model_dir, device))
+        return [replies[p[-1]["content"]] for p in prompts]
+
+    monkeypatch.setattr(greedy, "greedy_replies", scripted)
+    assert gpu_trainer_check._accuracy(tmp_path / "weights", rows) == 0.5
+    assert asked == [(tmp_path / "weights", gpu_trainer_check._device())]
+
+
 @pytest.mark.slow
 def test_a_whole_run_on_the_cpu_trains_and_its_logprobs_are_the_trainers(tmp_path: Path) -> None:
     out = tmp_path / "check"
@@ -61,7 +80,12 @@ def test_a_whole_run_on_the_cpu_trains_and_its_logprobs_are_the_trainers(tmp_pat
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sft"]["steps"] == 30 and summary["rl"]["steps"] == 2
     assert len(summary["rl"]["reward_per_step"]) == 2
-    assert 0.0 <= summary["greedy_accuracy"]["rl"] <= 1.0
+    # the reported accuracy is the RL weights' on the held-out rows: recomputed here from their greedy replies
+    held_out: list[dict[str, Any]] = _rows(out / "eval.jsonl")
+    replies = greedy.greedy_replies(out / "rl" / "weights" / "step_2", [r["prompt"] for r in held_out],
+                                    device=gpu_trainer_check._device())
+    correct = sum(reply.strip() == row["answer"] for reply, row in zip(replies, held_out, strict=True))
+    assert summary["greedy_accuracy"]["rl"] == correct / len(held_out)
     # float32 on both sides: the sampled tokens' logprobs kept by the check are the trainer's own, so the mismatch
     # KL is zero up to rounding; a wrong token/logprob alignment would make it large
     assert all(abs(kl) < 1e-5 for kl in summary["rl"]["mismatch_kl"])
