@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from trainer_adapter.config import load_config, parse_override
-from trainer_adapter.main_job import ENV_ID, MainJobConfig, sft_run_config
+from trainer_adapter.main_job import MainJobConfig, sft_run_config
 from trainer_adapter.main_job_report import read_jsonl
 from trainer_adapter.run_folder import numbered_steps
 from verifiers.errors import UsageError
@@ -58,7 +58,7 @@ def prepare(out: Path, config_path: Path, options: Sequence[str]) -> None:
         raise UsageError(f"no main job config at {config_path}")
     config = load_config(MainJobConfig, config_path, dict(parse_override(o) for o in options))
     out.mkdir(parents=True, exist_ok=True)
-    env = vf.load_environment(ENV_ID, **config.env_args())
+    env = vf.load_environment(config.env_id, **config.all_env_args())
     train = env.get_dataset()
     held_out = env.get_eval_dataset()
     _write_rows(out / "train.jsonl", ({"prompt": r["prompt"], "completion": r["answer"]} for r in train))

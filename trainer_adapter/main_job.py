@@ -1,11 +1,12 @@
-"""The main job: a tiny model learns two-digit addition by SFT, then gets better at it by RL, offline.
+"""The main job: a model gets better at an environment by RL, offline, measured on rows it never trained on.
 
-Four phases, each through the project's own commands, all under ``output_dir``:
+The model is a catalog model (``smollm2-135m-instruct``: prepared from its registry wheel by
+:mod:`trainer_adapter.model.prepare`) or ``tiny``, a 4-layer model built in code. The phases, each through
+the project's own commands, all under ``output_dir``:
 
-1. ``vf-train sft``: the tiny model (built in code) is warm-started on the ``arithmetic``
-   environment's training rows (``sft/``).
-2. ``vf-eval`` of the warm-started weights through a vLLM server: the held-out reward BEFORE RL
-   (``evals/``).
+1. The start: the catalog model's prepared folder, or ``vf-train sft`` warm-starting the tiny model on the
+   environment's training rows (``sft/``; a catalog model is warm-started only when ``sft.enabled``).
+2. ``vf-eval`` of the start weights through a vLLM server: the held-out reward BEFORE RL (``evals/``).
 3. ``vf-train rl`` from those weights on the same server (in-flight weight updates), with the
    FSDP2 trainer and the orchestrator (``rl/``).
 4. The server loads the final RL weights; ``vf-eval`` the same way on the same held-out rows: AFTER.
@@ -37,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
@@ -46,14 +47,16 @@ from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 if TYPE_CHECKING:  # imported where used: the config half of this module stays light
     from trainer_adapter.inference.vllm_server import InferenceServer
 
-ENV_ID = "arithmetic"
-MODEL_NAME = "tiny"
+TINY = "tiny"
 
 
 class SFTPhase(BaseModel):
     """The warm start: supervised fine-tuning on the environment's training rows."""
 
     model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="Warm-start by SFT before RL (the tiny model needs it: it starts "
+                          "from random weights).")
 
     steps: int = Field(800, gt=0, description="SFT optimizer steps at most (the cosine schedule spans them).")
     stop_at_loss: float | None = Field(
@@ -145,7 +148,13 @@ class MainJobConfig(BaseModel):
 
     output_dir: Path = Field(Path("outputs/main_job"), description="Where every phase writes; emptied first.")
     seed: int = Field(0, description="Seeds the model's initial weights, the SFT data order and the RL problems.")
-    num_train_examples: int = Field(5000, gt=0, description="Training rows of the arithmetic environment.")
+    model: str = Field(TINY, min_length=1, description="The model trained: a catalog model (vf-train model list), "
+                       "which the job prepares, or 'tiny', the 4-layer model built in code (sft.* is its shape).")
+    env_id: str = Field("arithmetic", min_length=1, description="The environment trained and measured.")
+    env_args: dict[str, Any] = Field(
+        default_factory=dict, description="More arguments of the environment (num_train_examples and "
+        "num_eval_examples come from their own keys).")
+    num_train_examples: int = Field(5000, gt=0, description="Training rows of the environment.")
     max_tokens: int = Field(8, gt=0, description="Longest reply in tokens (a sum is at most 3 bytes + end of turn).")
     vllm_python: Path = Field(Path(".venv-vllm/bin/python"), description="Interpreter with vLLM (setup_vllm_cpu.sh).")
     server_timeout_s: float = Field(600.0, gt=0, description="Give up on a vLLM server not ready after this.")
@@ -155,21 +164,47 @@ class MainJobConfig(BaseModel):
     rl: RLPhase = Field(default_factory=RLPhase, description="The RL run.")
     eval: EvalPhase = Field(default_factory=EvalPhase, description="The held-out evaluation.")
 
-    def env_args(self) -> dict[str, Any]:
-        """The environment's arguments: the held-out rows depend only on num_eval_examples (and its seed, 0)."""
-        return {"num_train_examples": self.num_train_examples, "num_eval_examples": self.eval.num_examples}
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, name: str) -> str:
+        from trainer_adapter.model.catalog import CATALOG
+
+        if name != TINY and name not in CATALOG:
+            raise ValueError(f"no model {name!r} in the catalog (known: {', '.join([TINY, *sorted(CATALOG)])})")
+        return name
+
+    @model_validator(mode="after")
+    def _tiny_needs_sft(self) -> MainJobConfig:
+        if self.model == TINY and not self.sft.enabled:
+            raise ValueError("the tiny model starts from random weights: it needs sft.enabled")
+        reserved = {"num_train_examples", "num_eval_examples"} & set(self.env_args)
+        if reserved:
+            raise ValueError(f"env_args may not set {sorted(reserved)}: use num_train_examples and "
+                             "eval.num_examples")
+        return self
+
+    def all_env_args(self) -> dict[str, Any]:
+        """The environment's arguments: ``env_args`` with the training and held-out row counts."""
+        return {**self.env_args, "num_train_examples": self.num_train_examples,
+                "num_eval_examples": self.eval.num_examples}
 
 
 # -- the phases' configs ---------------------------------------------------------------------------
 
 
-def sft_run_config(config: MainJobConfig) -> dict[str, Any]:
-    """``vf-train sft``'s config (an ``SFTConfig``) for the warm start."""
+def served_name(config: MainJobConfig) -> str:
+    """The model name the job's server answers to and the orchestrator sends."""
+    return config.model
+
+
+def sft_run_config(config: MainJobConfig, start: Path | None = None) -> dict[str, Any]:
+    """``vf-train sft``'s config (an ``SFTConfig``) for the warm start: the tiny model built from the seed, or the
+    catalog model's folder ``start``."""
     return {
         "max_steps": config.sft.steps, "output_dir": str(config.output_dir / "sft"), "log_every": 25,
         "num_processes": config.sft.num_processes, "precision": config.precision,
-        "model": config.sft.model_shape(config.seed),
-        "data": {"env": ENV_ID, "env_args": config.env_args(), "batch_size": config.sft.batch_size,
+        "model": config.sft.model_shape(config.seed) if start is None else {"path": str(start)},
+        "data": {"env": config.env_id, "env_args": config.all_env_args(), "batch_size": config.sft.batch_size,
                  "seed": config.seed},
         "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False}, "stop_at_loss": config.sft.stop_at_loss,
     }  # fmt: skip
@@ -181,9 +216,10 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
     rl = config.rl
     return {
         "max_steps": rl.steps, "output_dir": str(config.output_dir / "rl"),
-        "env": {"id": ENV_ID, "args": config.env_args()}, "model": {"path": str(warm_start)},
+        "env": {"id": config.env_id, "args": config.all_env_args()}, "model": {"path": str(warm_start)},
         "orchestrator": {
-            "model_name": MODEL_NAME, "batch_size": rl.batch_size, "rollouts_per_example": rl.rollouts_per_example,
+            "model_name": served_name(config), "batch_size": rl.batch_size,
+            "rollouts_per_example": rl.rollouts_per_example,
             # One batch of groups in flight: with max_async_level 1 no rollout is more than a step behind.
             "max_inflight_groups": max(rl.batch_size // rl.rollouts_per_example, 1),
             "max_async_level": rl.max_async_level, "max_off_policy_steps": rl.max_off_policy_steps,
@@ -212,9 +248,9 @@ def vf_eval_command(config: MainJobConfig, base_url: str, model: str, greedy: bo
     ev = config.eval
     replies, temperature = (1, 0.0) if greedy else (ev.rollouts_per_example, ev.temperature)
     return [
-        *_console_script("vf-eval", "verifiers.cli.vf_eval"), ENV_ID, "-m", model, "-b", base_url,
+        *_console_script("vf-eval", "verifiers.cli.vf_eval"), config.env_id, "-m", model, "-b", base_url,
         "-k", "VF_MAIN_JOB_KEY", "-n", str(ev.num_examples), "-r", str(replies), "-c", "512", "--coalesce-requests",
-        "-t", str(config.max_tokens), "-T", str(temperature), "-a", json.dumps(config.env_args()),
+        "-t", str(config.max_tokens), "-T", str(temperature), "-a", json.dumps(config.all_env_args()),
         "-o", str(config.output_dir),
     ]  # fmt: skip
 
@@ -285,7 +321,8 @@ def _job_server(config: MainJobConfig, weights: Path) -> InferenceServer:
     from trainer_adapter.train.launch import free_port
 
     # vf-eval files each run under its model name
-    names = [MODEL_NAME, *(f"{MODEL_NAME}-{phase}{kind}" for phase in ("sft", "rl") for kind in ("", "-greedy"))]
+    name = served_name(config)
+    names = [name, *(f"{name}-{phase}{kind}" for phase in ("before", "after") for kind in ("", "-greedy"))]
     return InferenceServer(
         InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), dtype=config.server.dtype,
                         max_num_seqs=config.server.max_num_seqs,
@@ -299,7 +336,7 @@ def _evaluate(config: MainJobConfig, base_url: str, model: str, greedy: bool = F
     root = config.output_dir
     _run_following(vf_eval_command(config, base_url, model, greedy), root / f"vf_eval_{model}.log",
                    lambda: None, env={"VF_MAIN_JOB_KEY": "local", "COLUMNS": "200"})
-    return held_out_reward(eval_run_dir(root, ENV_ID, model))
+    return held_out_reward(eval_run_dir(root, config.env_id, model))
 
 
 def _measure(config: MainJobConfig, base_url: str, phase: str, results: dict[str, float]) -> None:
@@ -309,8 +346,8 @@ def _measure(config: MainJobConfig, base_url: str, phase: str, results: dict[str
     which overlaps the other's requests to the server.
     """
     with ThreadPoolExecutor(max_workers=2) as pool:
-        sampled = pool.submit(_evaluate, config, base_url, f"{MODEL_NAME}-{phase}")
-        greedy = pool.submit(_evaluate, config, base_url, f"{MODEL_NAME}-{phase}-greedy", True) \
+        sampled = pool.submit(_evaluate, config, base_url, f"{served_name(config)}-{phase}")
+        greedy = pool.submit(_evaluate, config, base_url, f"{served_name(config)}-{phase}-greedy", True) \
             if config.eval.greedy else None
         results[phase] = sampled.result()
         line = f"  held-out reward ({phase}): {results[phase]:.3f}"
@@ -318,6 +355,16 @@ def _measure(config: MainJobConfig, base_url: str, phase: str, results: dict[str
             results[f"{phase}_greedy"] = greedy.result()
             line += f"   greedy accuracy: {results[f'{phase}_greedy']:.3f}"
     _say(line)
+
+
+def echo_baseline(config: MainJobConfig) -> float:
+    """The held-out reward of a policy that replies with the user's message as given, measured by ``vf-eval``
+    through the project's scripted server: the floor a skeptic asks for (on reverse-text an echo shares
+    letters with the reversal and scores well above zero; on arithmetic it scores nothing)."""
+    from verifiers.testing import ScriptedServer
+
+    with ScriptedServer("echo", port=0).running() as base_url:
+        return _evaluate(config, base_url, f"{served_name(config)}-echo", greedy=True)
 
 
 def mismatch_kl(rl_dir: Path) -> dict[str, float]:
@@ -395,7 +442,7 @@ def _prepare_output(config: MainJobConfig) -> Path:
 
 
 def _untrained_weights(config: MainJobConfig, folder: Path) -> Path:
-    """The model SFT starts from (built from the seed, as SFT builds it), for the server to start on."""
+    """The tiny model SFT starts from (built from the seed, as SFT builds it), for the server to start on."""
     from trainer_adapter.model.tiny import ModelConfig, load_model
     from trainer_adapter.train.export import write_hf_folder
 
@@ -403,15 +450,38 @@ def _untrained_weights(config: MainJobConfig, folder: Path) -> Path:
     return write_hf_folder(model.state_dict(), model, tokenizer, folder)
 
 
+def _start_weights(config: MainJobConfig) -> Path:
+    """The weights the job starts from: the catalog model's prepared folder (prepared now if it is not yet), or
+    the tiny model's untrained weights."""
+    if config.model == TINY:
+        return _untrained_weights(config, config.output_dir / "untrained")
+    from trainer_adapter.model.prepare import prepare_model
+
+    return prepare_model(config.model, say=lambda line: _say(f"  {line}"))
+
+
+def model_description(config: MainJobConfig) -> dict[str, Any]:
+    """``{"name", "parameters"}`` of the model the job trains (for the output and ``summary.json``)."""
+    if config.model == TINY:
+        from trainer_adapter.model.tiny import ModelConfig, parameter_count
+
+        return {"name": TINY, "parameters": parameter_count(ModelConfig.model_validate(
+            config.sft.model_shape(config.seed)))}
+    from trainer_adapter.model.catalog import catalog_model
+
+    entry = catalog_model(config.model)
+    return {"name": entry.name, "parameters": entry.parameters, "title": entry.title, "licence": entry.licence}
+
+
 def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[str], warm: Path,
                    times: dict[str, float]) -> tuple[dict[str, float], str]:
-    """BEFORE, RL and AFTER on the launched vLLM server; returns the held-out measurements (``sft``, ``rl``
-    and their ``_greedy``) and the folder the server served for AFTER."""
+    """BEFORE, RL and AFTER on the launched vLLM server; returns the held-out measurements (``before``,
+    ``after`` and their ``_greedy``) and the folder the server served for AFTER."""
     root, clock = config.output_dir, time.monotonic()
     results: dict[str, float] = {}
     server.wait_ready(config.server_timeout_s)
     _say(f"  vLLM serves {_load_weights(server.base_url, warm)} at {server.base_url}; running vf-eval")
-    _measure(config, server.base_url, "sft", results)
+    _measure(config, server.base_url, "before", results)
     times["eval_before"], clock = time.monotonic() - clock, time.monotonic()
 
     rl_dir = root / "rl"
@@ -422,8 +492,9 @@ def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[s
     _say("[4/4] held-out reward of the RL model (vf-eval, the same rows, the same way)")
     served = _load_weights(server.base_url, rl_dir / "weights" / f"step_{config.rl.steps}")
     _say(f"  vLLM now serves {served}; running vf-eval")
-    _measure(config, server.base_url, "rl", results)
+    _measure(config, server.base_url, "after", results)
     times["eval_after"] = time.monotonic() - clock
+    results["echo"] = echo_baseline(config)
     return results, served
 
 
@@ -436,56 +507,95 @@ def run_main_job(config: MainJobConfig) -> dict[str, Any]:
         return _run(config)
 
 
+def _warm_start(config: MainJobConfig, train: list[str], start: Path, times: dict[str, float]) -> Path:
+    """Phase 1: SFT from ``start`` when the config asks for it; returns the weights RL starts from."""
+    root, clock = config.output_dir, time.monotonic()
+    if not config.sft.enabled:
+        _say(f"[1/4] no SFT warm start: RL starts from {start}")
+        return start
+    _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {config.env_id} -> {root / 'sft'}")
+    sft_config = sft_run_config(config, None if config.model == TINY else start)
+    (root / "sft.json").write_text(json.dumps(sft_config, indent=2))
+    show_sft = _Follower(root / "sft" / "metrics.jsonl",
+                         lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
+    _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
+    warm = _final_weights(root / "sft" / "weights")
+    times["sft"] = time.monotonic() - clock
+    if warm.name != f"step_{config.sft.steps}":
+        _say(f"  SFT reached its loss target ({config.sft.stop_at_loss}) at {warm.name}")
+    return warm
+
+
+def errored_rollouts(root: Path, env_id: str, models: list[str]) -> dict[str, int]:
+    """Rollouts that ended in an error: per ``vf-eval`` run (by model name) and in RL (the orchestrator's count)."""
+    counts = {}
+    for model in models:
+        metadata = json.loads((eval_run_dir(root, env_id, model) / "metadata.json").read_text())
+        counts[model] = sum(int(n) for n in (metadata.get("error_counts") or {}).values())
+    counts["rl"] = sum(int(m.get("failed_rollouts", 0)) for m in read_jsonl(root / "rl" / "orchestrator_metrics.jsonl"))
+    return counts
+
+
 def _run(config: MainJobConfig) -> dict[str, Any]:
     if not config.vllm_python.is_file():
         raise TrainerError(f"no vLLM interpreter at {config.vllm_python}: run bash scripts/setup_vllm_cpu.sh")
-    root = _prepare_output(config)
+    _prepare_output(config)
     times: dict[str, float] = {}
-    clock = time.monotonic()
     train = _console_script("vf-train", "trainer_adapter.cli.vf_train")
+    model = model_description(config)
+    _say(f"model: {model['name']} ({model['parameters'] / 1e6:.1f}M parameters); environment: {config.env_id}")
+    clock = time.monotonic()
+    start = _start_weights(config)
+    times["model"] = time.monotonic() - clock
 
-    # The server starts on the untrained model while SFT trains: its start (three processes importing vLLM
-    # one after the other, about a minute here) then overlaps SFT, and it loads the SFT weights afterwards.
-    server = _job_server(config, _untrained_weights(config, root / "untrained"))
+    # The server starts on the start weights while SFT (if any) trains: its start (three processes importing
+    # vLLM one after the other, about a minute here) then overlaps SFT, and it loads the SFT weights afterwards.
+    server = _job_server(config, start)
     try:
         server.launch()
-        _say(f"[1/4] SFT warm start: {config.sft.steps} steps of vf-train sft on {ENV_ID} -> {root / 'sft'}")
-        (root / "sft.json").write_text(json.dumps(sft_run_config(config), indent=2))
-        show_sft = _Follower(root / "sft" / "metrics.jsonl",
-                             lambda m: f"  sft step {m['step']}/{config.sft.steps}  loss {m['loss']:.3f}")
-        _run_following([*train, "sft", str(root / "sft.json")], root / "sft.log", show_sft)
-        warm = _final_weights(root / "sft" / "weights")
-        times["sft"] = time.monotonic() - clock
-        if warm.name != f"step_{config.sft.steps}":
-            _say(f"  SFT reached its loss target ({config.sft.stop_at_loss}) at {warm.name}")
-
-        _say(f"[2/4] held-out reward of the SFT model (vf-eval, {config.eval.num_examples} rows)")
+        warm = _warm_start(config, train, start, times)
+        _say(f"[2/4] held-out reward before RL (vf-eval, {config.eval.num_examples} rows)")
         results, served = _on_the_server(config, server, train, warm, times)
     finally:
         server.stop()
-    before, after = results["sft"], results["rl"]
-    kl = mismatch_kl(root / "rl")
+    return _report(config, model, results, served, times)
 
-    png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png")
+
+def _report(config: MainJobConfig, model: dict[str, Any], results: dict[str, float], served: str,
+            times: dict[str, float]) -> dict[str, Any]:  # fmt: skip
+    """Draw the curve, write ``summary.json``, print the closing lines; returns the summary."""
+    root = config.output_dir
+    before, after = results["before"], results["after"]
+    kl = mismatch_kl(root / "rl")
+    title = f"{model['name']} on {config.env_id}" + (": SFT warm start, then RL" if config.sft.enabled else ": RL")
+    png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png", title=title)
     seconds, total_seconds = {k: round(v, 1) for k, v in times.items()}, round(sum(times.values()), 1)
-    summary = {"before": before, "after": after, "greedy_before": results.get("sft_greedy"),
-               "greedy_after": results.get("rl_greedy"), "mismatch_kl": kl,
+    names = [f"{served_name(config)}-{phase}{kind}" for phase in ("before", "after")
+             for kind in ("", "-greedy") if kind == "" or config.eval.greedy]
+    errors = errored_rollouts(root, config.env_id, names)
+    summary = {"model": model, "env_id": config.env_id, "seed": config.seed,
+               "before": before, "after": after, "greedy_before": results.get("before_greedy"),
+               "greedy_after": results.get("after_greedy"), "echo_baseline": results["echo"],
+               "mismatch_kl": kl, "errored_rollouts": errors,
                "seconds": seconds, "total_seconds": total_seconds, "reward_curve": str(png), "after_weights": served,
-               "evals": {"before": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-sft")),
-                         "after": str(eval_run_dir(root, ENV_ID, f"{MODEL_NAME}-rl"))}}
+               "evals": {"before": str(eval_run_dir(root, config.env_id, f"{served_name(config)}-before")),
+                         "after": str(eval_run_dir(root, config.env_id, f"{served_name(config)}-after"))}}
     (root / "summary.json").write_text(json.dumps(summary, indent=2))
-    _say(f"outputs: {root} (sft/, rl/, evals/, *.log); reward curve: {png}; summary: {root / 'summary.json'}")
+    _say(f"outputs: {root} (rl/, evals/, *.log); reward curve: {png}; summary: {root / 'summary.json'}")
     phases = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
     _say(f"time: {total_seconds:.0f} s ({phases})")
+    _say(f"errored rollouts: {sum(errors.values())} ({', '.join(f'{k} {v}' for k, v in errors.items())})")
     if kl:
         _say(f"mismatch KL (trainer vs vLLM logprobs, per token, over {config.rl.steps} steps): "
              f"mean {max(kl['mean'], 0.0):.4f}, max {max(kl['max'], 0.0):.4f}")
     if config.eval.greedy:
-        _say(f"greedy accuracy: {results['sft_greedy']:.2f} -> {results['rl_greedy']:.2f}")
+        _say(f"greedy accuracy: {results['before_greedy']:.2f} -> {results['after_greedy']:.2f}")
+    _say(f"baseline: replying with the text as given scores {results['echo']:.2f} held-out")
+    _say(f"model: {model['name']} ({model['parameters']:,} parameters)")
     _say(summary_line(before, after))
     return summary
 
 
-__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "ServerSettings", "mismatch_kl",
-           "rl_run_config", "run_main_job", "sft_run_config",
-           "vf_eval_command"]
+__all__ = ["EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "ServerSettings", "echo_baseline",
+           "errored_rollouts", "mismatch_kl", "model_description", "rl_run_config", "run_main_job", "served_name",
+           "sft_run_config", "vf_eval_command"]

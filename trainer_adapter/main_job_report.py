@@ -48,7 +48,8 @@ def summary_line(before: float, after: float) -> str:
 # -- the reward curve ------------------------------------------------------------------------------
 
 
-def plot_reward_curve(rl_dir: Path, before: float, after: float, path: Path) -> Path:
+def plot_reward_curve(rl_dir: Path, before: float, after: float, path: Path,
+                      title: str = "tiny model on arithmetic: SFT warm start, then RL") -> Path:
     """``reward_curve.png``: training reward per RL step, online held-out evaluations, vf-eval before/after."""
     import matplotlib
 
@@ -68,10 +69,10 @@ def plot_reward_curve(rl_dir: Path, before: float, after: float, path: Path) -> 
     axes.plot([0, last], [before, after], "s", color="tab:red", markersize=8,
               label=f"held-out reward, vf-eval: {before:.2f} -> {after:.2f}")
     axes.set_xlabel("RL step")
-    axes.set_ylabel("reward (exact match)")
+    axes.set_ylabel("reward")
     shown = [t["reward"] for t in train] + [e["reward"] for e in online] + [before, after]
     axes.set_ylim(0, min(1.0, max(shown) + 0.15))  # room for the legend; the rise stays readable
-    axes.set_title("tiny model on arithmetic: SFT warm start, then RL")
+    axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend(loc="lower right", fontsize=8)
     figure.tight_layout()

