@@ -23,6 +23,7 @@ from transformers import (
 )
 
 from trainer_adapter.errors import TrainerConfigError
+from trainer_adapter.model.lora import LoraSettings, apply_lora
 from trainer_adapter.model.tokenizer import VOCAB_SIZE, build_tokenizer
 
 
@@ -41,6 +42,7 @@ class ModelConfig(BaseModel):
     intermediate_size: int = Field(512, gt=0, description="Tiny model: width of the SwiGLU MLP.")
     max_position_embeddings: int = Field(1024, gt=0, description="Tiny model: longest sequence in tokens.")
     seed: int = Field(0, description="Tiny model: seed of the initial weights.")
+    lora: LoraSettings = Field(default_factory=LoraSettings, description="LoRA adapters instead of full training.")
 
     @model_validator(mode="after")
     def _heads_divide(self) -> ModelConfig:
@@ -89,7 +91,8 @@ def check_model_folder(path: Path) -> None:
 
 
 def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The model (float32, training mode, SDPA attention) and its tokenizer."""
+    """The model (float32, training mode, SDPA attention; wrapped with adapters when ``config.lora.enabled``) and its
+    tokenizer."""
     if config.path is not None:
         check_model_folder(config.path)
         model = AutoModelForCausalLM.from_pretrained(config.path, dtype=torch.float32, attn_implementation="sdpa")
@@ -99,6 +102,8 @@ def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenize
             torch.manual_seed(config.seed)
             model = LlamaForCausalLM._from_config(tiny_config(config), attn_implementation="sdpa")
         tokenizer = build_tokenizer()
+    if config.lora.enabled:
+        model = apply_lora(model, config.lora)
     model.train()
     return model, tokenizer
 

@@ -18,6 +18,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from transformers import PreTrainedModel
 
+from trainer_adapter.model.lora import base_model
 from trainer_adapter.train.device_plan import Precision, plan_devices
 from trainer_adapter.train.launch import free_port
 
@@ -80,7 +81,7 @@ def shard_model(model: PreTrainedModel, world: World) -> PreTrainedModel:
     mixed = world.compute_dtype != torch.float32
     policy = MixedPrecisionPolicy(param_dtype=world.compute_dtype, reduce_dtype=torch.float32) if mixed \
         else MixedPrecisionPolicy()  # float32 throughout: no casts at all
-    for layer in model.model.layers:
+    for layer in base_model(model).model.layers:
         fully_shard(layer, mesh=mesh, mp_policy=policy)
     fully_shard(model, mesh=mesh, mp_policy=policy)
     return model

@@ -20,6 +20,7 @@ from safetensors.torch import save_file
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
+from trainer_adapter.model.lora import base_model, is_lora, lora_scaling, merged_state_dict
 from trainer_adapter.train.distributed import World
 
 WEIGHTS_FILE = "model.safetensors"
@@ -36,7 +37,9 @@ def export_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, d
     """Write ``dest`` as a Hugging Face model folder; a collective (every rank must call it)."""
     state = full_state_dict(model)
     if world.is_main:
-        write_hf_folder(state, model, tokenizer, dest)
+        if is_lora(model):  # the servers load plain weights: each adapter merged into its base weight
+            state = merged_state_dict(state, lora_scaling(model))
+        write_hf_folder(state, base_model(model), tokenizer, dest)
     dist.barrier()
     return dest
 

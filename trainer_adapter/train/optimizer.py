@@ -29,7 +29,7 @@ class OptimizerConfig(BaseModel):
 
 def build_optimizer(model: torch.nn.Module, config: OptimizerConfig) -> torch.optim.AdamW:
     """AdamW over the model's parameters (sharded ones included)."""
-    params = list(model.parameters())
+    params = [p for p in model.parameters() if p.requires_grad]  # LoRA freezes the base weights: no state for them
     sharded = any(hasattr(p, "full_tensor") for p in params)
     device_type = params[0].device.type if params else "cpu"
     return torch.optim.AdamW(

@@ -31,6 +31,7 @@ from transformers import PreTrainedModel
 
 from trainer_adapter.lifeline import watch_launcher
 from trainer_adapter.loss import LossConfig
+from trainer_adapter.model.lora import LoraSettings
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.orchestrator.packing import MicroBatch
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
@@ -129,7 +130,7 @@ def _load_reference(config: ModelConfig, world: World) -> PreTrainedModel:
 
     ``config`` names the initial weights, never a checkpoint, so a resumed run keeps its reference.
     """
-    reference, _ = load_model(config)
+    reference, _ = load_model(config.model_copy(update={"lora": LoraSettings()}))  # the base model, no adapters
     reference.requires_grad_(False)
     reference.eval()  # deterministic; the policy runs in training mode, which is the same for dropout-free models
     return shard_model(reference, world)
