@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+from trainer_adapter.model.lora import LoraSettings
 from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 
 if TYPE_CHECKING:  # imported where used: the config half of this module stays light
@@ -108,6 +109,8 @@ class RLPhase(BaseModel):
         0, ge=0, description="Online greedy held-out evaluation every this many RL steps (0: off; plotted too)."
     )
     num_processes: int = Field(1, gt=0, description="RL trainer ranks.")
+    lora: LoraSettings = Field(default_factory=LoraSettings, description="LoRA adapters instead of full RL "
+                               "training (merged into the weights each server loads).")
 
     @model_validator(mode="after")
     def _whole_groups(self) -> RLPhase:
@@ -216,7 +219,8 @@ def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | Non
     rl = config.rl
     return {
         "max_steps": rl.steps, "output_dir": str(config.output_dir / "rl"),
-        "env": {"id": config.env_id, "args": config.all_env_args()}, "model": {"path": str(warm_start)},
+        "env": {"id": config.env_id, "args": config.all_env_args()},
+        "model": {"path": str(warm_start), "lora": rl.lora.model_dump()},
         "orchestrator": {
             "model_name": served_name(config), "batch_size": rl.batch_size,
             "rollouts_per_example": rl.rollouts_per_example,

@@ -19,6 +19,7 @@ Run under torchrun (one process per rank)::
 
 from __future__ import annotations
 
+import resource
 import shutil
 import time
 from collections.abc import Collection
@@ -115,7 +116,7 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
             elapsed = time.perf_counter() - started
             line = {"step": step + 1, **metrics, "grad_norm": grad_norm, "lr": lr, "off_policy_max": lag,
                     "tokens": tokens, "time/wait_for_batch": waited, "time/export": exported,
-                    "time/step": elapsed}
+                    "time/step": elapsed, "memory/peak_rss_mb": _peak_rss_mb()}
             log_step(root / "trainer_metrics.jsonl", line)
             trainer_metrics().record_step(step + 1, tokens, metrics["loss"], grad_norm, elapsed, elapsed - waited,
                                           mismatch_kl=metrics.get("mismatch_kl"))
@@ -123,6 +124,11 @@ def run_rl_trainer(config: RLTrainerConfig) -> Path:
         if config.checkpoint.every and done % config.checkpoint.every == 0:
             save_checkpoint(checkpoints, done, model, optimizer, world, config.checkpoint.keep)
     return weights
+
+
+def _peak_rss_mb() -> float:
+    """This rank's peak resident memory so far, in MiB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _load_reference(config: ModelConfig, world: World) -> PreTrainedModel:
