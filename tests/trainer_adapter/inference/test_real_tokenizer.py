@@ -72,17 +72,26 @@ def _check_samples(state: vf.State, tokenizer: Any, tools: list[dict[str, Any]] 
                                                         step["tokens"]["completion_logprobs"])]
     assert trained == sampled
     assert all(set(s.prompt_mask) <= {0} for s in samples)
-    # each sample starts with its first turn's prompt exactly as the template renders it
+    # the first turn's prompt is the project's template, rendered (tools listed, default system turn): the
+    # server's ids and the tokenizer's agree. Later prompts carry the model's own tool-call text back, which the
+    # server re-renders from parsed arguments: they are compared with the samples below, not re-rendered here.
     first_prompts = [list(step["tokens"]["prompt_ids"]) for step in steps]
     kwargs = {"tools": tools} if tools else {}
-    for step, ids in zip(steps, first_prompts):
-        rendered = tokenizer.apply_chat_template(to_plain(list(step["prompt"])), tokenize=True,
-                                                 add_generation_prompt=True, **kwargs)
-        rendered = rendered["input_ids"] if isinstance(rendered, dict) or hasattr(rendered, "keys") else rendered
-        assert list(rendered) == ids, "the server's prompt ids are the project's template, rendered"
-    starts = [s.prompt_ids for s in samples]
-    assert starts[0] == first_prompts[0]
-    assert all(any(start == p for p in first_prompts) for start in starts)
+    rendered = tokenizer.apply_chat_template(to_plain(list(steps[0]["prompt"])), tokenize=True,
+                                             add_generation_prompt=True, **kwargs)
+    rendered = rendered["input_ids"] if hasattr(rendered, "keys") else rendered
+    assert list(rendered) == first_prompts[0], (tokenizer.decode(first_prompts[0]), tokenizer.decode(rendered))
+    # the split, recomputed independently: a step joins the sample so far exactly when its prompt extends it
+    expected, sequence = 1, list(first_prompts[0])
+    for k, step in enumerate(steps):
+        if k:
+            if first_prompts[k][: len(sequence)] == sequence:
+                sequence = list(first_prompts[k])
+            else:
+                expected, sequence = expected + 1, list(first_prompts[k])
+        sequence += list(step["tokens"]["completion_ids"])
+    assert len(samples) == expected
+    assert [s.prompt_ids for s in samples][0] == first_prompts[0]
     return len(samples)
 
 
@@ -99,10 +108,12 @@ async def test_multi_turn_rollouts_keep_each_turns_tokens_and_logprobs(server: I
             tokens = step["tokens"]
             assert len(tokens["completion_ids"]) == len(tokens["completion_logprobs"]) > 0
             assert all(lp <= 0.0 for lp in tokens["completion_logprobs"])
-        splits += _check_samples(state, tokenizer) - 1
-    # the split is real with this tokenizer: turns cut at max_tokens end without <|im_end|>, which the template
-    # adds when it renders the turn into the next prompt, so at least those rollouts split
-    assert splits >= 0
+        splits += _check_samples(state, tokenizer) > 1
+    # The template is prefix-monotone, so a rollout lies in one sample unless a sampled turn's text re-tokenizes
+    # differently in the next prompt (seen in 1-3 of these 12): each split is exactly where the prompt stopped
+    # extending the sample (checked above), and most rollouts stay whole.
+    assert splits < len(results.state) / 2
+    print(f"{splits} of {len(results.state)} three-turn rollouts split into several samples")
 
 
 async def test_a_tool_rollout_keeps_tokens_across_the_tool_reply(server: InferenceServer, tokenizer: Any) -> None:
@@ -113,7 +124,9 @@ async def test_a_tool_rollout_keeps_tokens_across_the_tool_reply(server: Inferen
     dataset = Dataset.from_list([{"question": "Use the add tool to add 2 and 3.", "answer": "5"}])
     env = vf.ToolEnv(tools=[add], eval_dataset=dataset, max_turns=2, rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
     client = AsyncOpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
-    sampling = {**SAMPLING, "max_tokens": 48, "temperature": 0.7}
+    # a 135M model rarely calls a tool on its own; "required" makes vLLM constrain the first turn to a call, so the
+    # rollout has the turns this test is about (call, tool reply, answer)
+    sampling = {**SAMPLING, "max_tokens": 48, "temperature": 0.7, "tool_choice": "required"}
     results = await env.evaluate(client, SMOLLM2, sampling, num_examples=1, rollouts_per_example=8)
     tools = results.state[0]["info"].get("oai_tools") if isinstance(results.state[0].get("info"), dict) else None
     called = 0
