@@ -363,12 +363,22 @@ def _measure(config: MainJobConfig, base_url: str, phase: str, results: dict[str
 
 def echo_baseline(config: MainJobConfig) -> float:
     """The held-out reward of a policy that replies with the user's message as given, measured by ``vf-eval``
-    through the project's scripted server: the floor a skeptic asks for (on reverse-text an echo shares
-    letters with the reversal and scores well above zero; on arithmetic it scores nothing)."""
-    from verifiers.testing import ScriptedServer
-
-    with ScriptedServer("echo", port=0).running() as base_url:
-        return _evaluate(config, base_url, f"{served_name(config)}-echo", greedy=True)
+    through the project's scripted server (``vf-scripted-server --policy echo``, its own process): the floor a
+    skeptic asks for (on reverse-text an echo shares letters with the reversal and scores well above zero; on
+    arithmetic it scores nothing)."""
+    command = [*_console_script("vf-scripted-server", "verifiers.cli.vf_scripted_server"), "--policy", "echo",
+               "--port", "0"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                              text=True)
+    try:
+        assert server.stdout is not None
+        ready = server.stdout.readline()  # "READY http://127.0.0.1:PORT/v1", printed once it listens
+        if not ready.startswith("READY "):
+            raise TrainerError(f"the scripted echo server did not start (exit {server.poll()}): {ready!r}")
+        return _evaluate(config, ready.split()[1], f"{served_name(config)}-echo", greedy=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def mismatch_kl(rl_dir: Path) -> dict[str, float]:

@@ -31,7 +31,7 @@ class LoraSettings(BaseModel):
 
     enabled: bool = Field(False, description="Train LoRA adapters on target_modules (the base weights frozen).")
     rank: int = Field(16, gt=0, description="LoRA rank r.")
-    alpha: float = Field(32.0, gt=0, description="LoRA alpha; the update is scaled by alpha / rank.")
+    alpha: int = Field(32, gt=0, description="LoRA alpha; the update is scaled by alpha / rank.")
     dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapters' input (0: deterministic).")
     target_modules: list[str] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],

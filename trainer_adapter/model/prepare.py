@@ -139,11 +139,11 @@ def greedy_reply(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, pro
     """The model's greedy reply to one user message, through its chat template."""
     import torch
 
-    encoded = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                            return_tensors="pt", return_dict=True)
+    encoded: Any = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                                 return_tensors="pt", return_dict=True)
     with torch.no_grad():
-        out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False,
-                             pad_token_id=tokenizer.pad_token_id)
+        generate: Any = model.generate  # transformers types it through a module attribute mypy reads as a Tensor
+        out = generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id)
     return str(tokenizer.decode(out[0][encoded["input_ids"].shape[1]:], skip_special_tokens=True)).strip()
 
 
@@ -199,7 +199,7 @@ def _convert(model: CatalogModel, gguf: Path, dest: Path) -> None:
         raise ModelPrepareError(f"{gguf.name} could not be read as a model: {e}") from None
     # The model is float32 now; left in place, the GGUF quantizer would make save_pretrained write a
     # quantization config that no loader (vLLM's included) can honour.
-    loaded.hf_quantizer = None
+    loaded.hf_quantizer = None  # type: ignore[assignment]  # transformers declares no Optional, sets None itself
     if hasattr(loaded.config, "quantization_config"):
         del loaded.config.quantization_config
     tokenizer.chat_template = model.chat_template

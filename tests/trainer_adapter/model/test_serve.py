@@ -84,7 +84,8 @@ def test_serve_prints_the_base_url_answers_chat_and_stops_on_sigint(tmp_path: Pa
         # the README's tour: the same vf-eval command as against the scripted server, the real model answering
         evaluated = subprocess.run(
             [sys.executable, "-m", "verifiers.cli.vf_eval", "reverse-text", "-m", SMOLLM2, "-b", base_url,
-             "-n", "10", "-r", "4", "-t", "32", "-o", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+             "-n", "10", "-r", "4", "-t", "32", "-o", str(tmp_path)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert evaluated.returncode == 0, evaluated.stdout[-2000:] + evaluated.stderr[-2000:]
         assert "errors: none" in evaluated.stdout
         os.kill(process.pid, signal.SIGINT)
