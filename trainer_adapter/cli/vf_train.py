@@ -83,8 +83,28 @@ def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool 
     return command
 
 
+def _checked_model(config: Any) -> int | None:
+    """Exit status 2, with the reason, when the config's model folder is not one the trainer can mask; else None."""
+    from trainer_adapter.model.chat_template import check_chat_template
+    from trainer_adapter.model.tiny import check_model_folder
+
+    if config.model.path is None:
+        return None
+    try:
+        check_model_folder(config.model.path)
+        check_chat_template(config.model.path)
+    except UsageError as e:
+        typer.echo(f"Error: {e}", err=True)
+        return 2
+    return None
+
+
 def _run_sft(config_path: Path, overrides: list[str], config: Any) -> int:
     from trainer_adapter.train.launch import launch
+
+    refused = _checked_model(config)
+    if refused is not None:
+        return refused
 
     return launch("trainer_adapter.train.sft", [str(config_path), *overrides], config.num_processes)
 
@@ -104,6 +124,9 @@ def _run_rl(config_path: Path, overrides: list[str], config: Any, resume: bool =
     from trainer_adapter.errors import RunFolderError, TrainerError
     from trainer_adapter.rl_run import run_rl
 
+    refused = _checked_model(config)
+    if refused is not None:
+        return refused
     try:
         return run_rl(config, resume=resume)
     except RunFolderError as e:  # the folder does not fit the command: a usage error, nothing was started

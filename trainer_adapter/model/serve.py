@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.model.catalog import CATALOG
+from trainer_adapter.model.chat_template import check_chat_template
 from trainer_adapter.model.prepare import prepared_path
 from trainer_adapter.model.tiny import check_model_folder
 
@@ -55,6 +56,7 @@ def resolve_model(model: str) -> tuple[Path, str]:
         known = ", ".join(sorted(CATALOG))
         raise TrainerConfigError(f"model {model!r} is neither a catalog model ({known}) nor a folder")
     check_model_folder(folder)
+    check_chat_template(folder)
     return folder, folder.resolve().name
 
 

@@ -153,23 +153,24 @@ def test_rl_resume_without_a_run_exits_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("sections", "message"),
+    ("sections", "message", "status"),
     [
         ('[[envs]]\nid = "arithmetic"\n[[envs]]\nid = "no-such-env"\n',
-         "Error: envs.1 ('no-such-env'): Could not import"),
+         "Error: envs.1 ('no-such-env'): Could not import", 1),
+        # a folder that is not a model is bad input: refused before the run, as a usage error
         ('[env]\nid = "arithmetic"\n[model]\npath = "NOPE"\n',
-         "Error: model.path NOPE is not a Hugging Face model folder (no config.json)"),
+         "Error: model.path NOPE is not a Hugging Face model folder (no config.json)", 2),
     ],
     ids=["unknown environment in a mix", "model.path without a model"],
 )
 def test_a_bad_environment_or_model_is_named_before_anything_starts(tmp_path: Path, sections: str,
-                                                                     message: str) -> None:
+                                                                     message: str, status: int) -> None:
     nope = str(tmp_path / "nope")
     path = tmp_path / "rl.toml"
     path.write_text(f'output_dir = "{tmp_path / "out"}"\n{sections.replace("NOPE", nope)}'
                     f'[inference]\npython = "{sys.executable}"\n')
     result = runner.invoke(app, ["rl", str(path)], env={"COLUMNS": "300"})
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == status, result.output
     assert message.replace("NOPE", nope) in " ".join(result.output.split()) and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()  # the folder is not touched
 
