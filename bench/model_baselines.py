@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="Write the figures here as well.")
     args = parser.parse_args()
     folder = prepare_model(args.model)
+    args.out.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in ENVIRONMENTS if not args.envs or e[0] in args.envs]
     settings = InferenceConfig(model=str(folder), served_model_name=args.model, port=free_port(),
                                tool_call_parser="hermes", max_model_len=4096, max_num_seqs=32)
