@@ -74,7 +74,9 @@ def serve(config: ServeConfig, say: Callable[[str], None] = print) -> int:
         tool_call_parser=config.tool_call_parser or None)  # fmt: skip
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server = InferenceServer(settings, python=config.vllm_python)
+    # vLLM runs in its own session (so stop() can end its whole group); die_with_parent makes it end with this
+    # process too, even when this one is killed with SIGKILL and never reaches stop()
+    server = InferenceServer(settings, python=config.vllm_python, die_with_parent=True)
     try:
         server.launch()
         server.wait_ready(config.start_timeout_s)

@@ -60,6 +60,43 @@ def test_a_missing_vllm_names_the_setup_script() -> None:
     assert done.returncode == 2 and "bash scripts/setup_vllm_cpu.sh" in done.stderr
 
 
+def test_the_server_dies_with_vf_train_serve_even_by_sigkill(tmp_path: Path) -> None:
+    """vLLM runs in a session of its own; killed with SIGKILL, vf-train serve cannot stop it, so the server must
+    end by itself. A stand-in for vLLM's interpreter records its pid and sleeps (it never becomes ready)."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/server.pid\nexec sleep 300\n")
+    fake.chmod(0o755)
+    # the folder passes the template check only with a tokenizer; the check itself is tested elsewhere
+    script = (f"import sys\nfrom trainer_adapter.model import serve\nserve.check_chat_template = lambda folder: None\n"
+              f"from trainer_adapter.cli.vf_train import main\nmain(['serve', {str(model)!r}, '--vllm-python', "
+              f"{str(fake)!r}, '--port', '{free_port()}'])\n")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "server.pid").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        server_pid = int((tmp_path / "server.pid").read_text())
+        process.kill()
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                state = Path(f"/proc/{server_pid}/stat").read_text().split(") ")[1][0]
+            except (FileNotFoundError, ProcessLookupError):
+                break
+            if state == "Z":  # ended; its parent (init) has not reaped it yet
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the server (pid {server_pid}) outlived vf-train serve killed by SIGKILL")
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="needs .venv-vllm with vllm-cpu: bash scripts/setup_vllm_cpu.sh")
