@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[3]
 def test_the_reference_environments_readme_tables() -> None:
     tables = readme_tables((REPO / "environments" / "reverse_text" / "README.md").read_text())
     assert [row["arg"] for row in tables.arguments] == [
-        "num_train_examples", "num_eval_examples", "min_len", "max_len", "seed"]
+        "num_train_examples", "num_eval_examples", "min_len", "max_len", "seed", "eval_split", "kind"]
     assert tables.arguments[2] == {"arg": "min_len", "type": "int", "default": "5",
                                    "description": "Shortest text, in characters (at least 1)."}
     assert [(row["metric"], row["weight"]) for row in tables.metrics] == [
