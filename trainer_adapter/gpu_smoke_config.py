@@ -16,7 +16,7 @@ from pathlib import Path
 
 from trainer_adapter.config import load_config, parse_override
 from trainer_adapter.errors import TrainerConfigError
-from trainer_adapter.main_job import MainJobConfig
+from trainer_adapter.main_job_config import MainJobConfig
 from verifiers.errors import UsageError
 
 USAGE = "usage: python -m trainer_adapter.gpu_smoke_config CONFIG OUT_JSON OUTPUT_DIR VLLM_PYTHON [KEY=VALUE ...]"

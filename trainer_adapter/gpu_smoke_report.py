@@ -23,7 +23,7 @@ import typer
 
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.inference.measure import Measurement
-from trainer_adapter.main_job import MainJobConfig
+from trainer_adapter.main_job_config import MainJobConfig
 from trainer_adapter.main_job_report import read_jsonl
 
 _REWARDS_PER_LINE = 10

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trainer_adapter.config import load_config
-from trainer_adapter.main_job import MainJobConfig
+from trainer_adapter.main_job_config import MainJobConfig
 from trainer_adapter.rl_run import RLRunConfig
 from trainer_adapter.train.sft import SFTConfig
 from verifiers.eval.config import EvalConfig

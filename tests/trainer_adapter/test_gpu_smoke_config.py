@@ -9,7 +9,7 @@ import pytest
 
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.gpu_smoke_config import main, resolve
-from trainer_adapter.main_job import MainJobConfig
+from trainer_adapter.main_job_config import MainJobConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU_TOML = ROOT / "configs" / "main_job" / "gpu.toml"

@@ -12,7 +12,7 @@ import typer
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.gpu_smoke_report import format_block, parse_wall, read_job, trainer_rates
 from trainer_adapter.inference.measure import Measurement
-from trainer_adapter.main_job import MainJobConfig
+from trainer_adapter.main_job_config import MainJobConfig
 
 
 def _jsonl(path: Path, lines: list[dict[str, float]]) -> None:

@@ -17,14 +17,13 @@ from trainer_adapter.cli.vf_train import main as vf_train_main
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job import (
-    MainJobConfig,
-    RLPhase,
     mismatch_kl,
     rl_run_config,
     run_main_job,
     sft_run_config,
     vf_eval_command,
 )
+from trainer_adapter.main_job_config import MainJobConfig, RLPhase
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
 from trainer_adapter.rl_run import RLRunConfig
 from trainer_adapter.train.sft import SFTConfig
@@ -137,7 +136,8 @@ def test_the_jobs_server_dies_with_the_job_even_by_kill_9(tmp_path: Path) -> Non
     fake_python.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/server.pid\nexec sleep 300\n")
     fake_python.chmod(0o755)
     job = (
-        "import time\nfrom pathlib import Path\nfrom trainer_adapter.main_job import MainJobConfig, _job_server\n"
+        "import time\nfrom pathlib import Path\nfrom trainer_adapter.main_job import _job_server\n"
+        "from trainer_adapter.main_job_config import MainJobConfig\n"
         f"config = MainJobConfig(output_dir=Path({str(tmp_path)!r}), vllm_python=Path({str(fake_python)!r}))\n"
         f"_job_server(config, Path({str(tmp_path)!r})).launch()\n"
         "print('launched', flush=True)\ntime.sleep(300)\n"

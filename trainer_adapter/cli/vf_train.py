@@ -161,7 +161,7 @@ def _run_main_job(config_path: Path, overrides: list[str], config: Any) -> int:
 
 
 def _main_job_config() -> type[BaseModel]:
-    from trainer_adapter.main_job import MainJobConfig
+    from trainer_adapter.main_job_config import MainJobConfig
 
     return MainJobConfig
 

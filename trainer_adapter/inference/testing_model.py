@@ -72,7 +72,7 @@ def main(
     shape = None
     if main_job is not None:
         from trainer_adapter.config import load_config
-        from trainer_adapter.main_job import MainJobConfig
+        from trainer_adapter.main_job_config import MainJobConfig
 
         shape = load_config(MainJobConfig, main_job).sft.model_shape(seed)
     base = save_tiny_model(out / "base", seed=seed, shape=shape)

