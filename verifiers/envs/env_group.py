@@ -147,6 +147,12 @@ class EnvGroup(Environment):
         for env in self.envs:
             env.set_max_retries(max_retries)
 
+    def set_scoring_timeout(self, seconds: float | None) -> None:
+        """Every member's reward functions get ``seconds`` per rollout (members score their own rollouts)."""
+        super().set_scoring_timeout(seconds)
+        for env in self.envs:
+            env.set_scoring_timeout(seconds)
+
     async def rollout(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch to the environment named by the row's task (either call form)."""
         if args and isinstance(args[0], dict):

@@ -192,6 +192,13 @@ class Environment(abc.ABC):
             raise UsageError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         self.retry = RetryPolicy(max_retries=max_retries)
 
+    def set_scoring_timeout(self, seconds: float | None) -> None:
+        """From now on, give each reward function ``seconds`` per rollout (``None``: no limit);
+        ``vf-eval --scoring-timeout`` sets it over the rubric's own (see :meth:`Rubric.set_scoring_timeout`)."""
+        rubric = getattr(self, "rubric", None)
+        if isinstance(rubric, Rubric):
+            rubric.set_scoring_timeout(seconds)
+
     # -- rollouts ---------------------------------------------------------------------------
 
     @abc.abstractmethod

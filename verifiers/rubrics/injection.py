@@ -21,8 +21,6 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_origin
 
-from verifiers.awaitables import maybe_await
-
 #: Per-rollout names and the plural names a group function receives instead.
 GROUP_PARAMETERS: dict[str, str] = {
     "prompt": "prompts",
@@ -75,11 +73,6 @@ def select_arguments(func: Callable[..., Any], available: Mapping[str, Any]) -> 
     return {name: value for name, value in available.items() if name in wanted}
 
 
-async def call_with_arguments(func: Callable[..., Any], available: Mapping[str, Any]) -> Any:
-    """Call ``func`` (sync or async) with the arguments it asks for, awaiting the result if needed."""
-    return await maybe_await(func, **select_arguments(func, available))
-
-
 @dataclass
 class RolloutArguments:
     """What one rollout offers its reward functions, before a rubric adds its own objects."""
@@ -118,7 +111,6 @@ def group_arguments(rollouts: Sequence[RolloutArguments], class_objects: Mapping
 __all__ = [
     "GROUP_PARAMETERS",
     "RolloutArguments",
-    "call_with_arguments",
     "ensure_reward_func",
     "func_name",
     "group_arguments",

@@ -35,11 +35,11 @@ from typing import Any, overload
 from verifiers.awaitables import maybe_await
 from verifiers.compat.scoring import score_parallel_lists, score_tuple_rollout
 from verifiers.decorators import cleanup_handlers, teardown_handlers
-from verifiers.errors import RewardFunctionError
+from verifiers.errors import RewardFunctionError, UsageError
 from verifiers.parsers.parser import Parser
+from verifiers.rubrics.deadline import DEFAULT_SCORING_TIMEOUT_S, call_reward
 from verifiers.rubrics.injection import (
     RolloutArguments,
-    call_with_arguments,
     ensure_reward_func,
     func_name,
     group_arguments,
@@ -70,6 +70,9 @@ class Rubric:
             ``score_rollout(state)``/``score_group`` (0.3.0), where a later function may read
             what an earlier one wrote to the state; at once where :mod:`verifiers.compat.scoring`
             scores as 0.1.x did.
+        scoring_timeout: seconds one reward function may take for one rollout (a group function: for its
+            group) before it is scored 0.0 and counted as failed (``None``: no limit; see
+            :mod:`verifiers.rubrics.deadline`, which also runs synchronous functions off the event loop).
         **kwargs: kept as attributes, as classic verifiers did.
     """
 
@@ -79,9 +82,12 @@ class Rubric:
         weights: Sequence[float] | None = None,
         parser: Parser | None = None,
         parallelize_scoring: bool | None = None,
+        *,
+        scoring_timeout: float | None = DEFAULT_SCORING_TIMEOUT_S,
         **kwargs: Any,
     ) -> None:
         self._setup(parser, parallelize_scoring)
+        self.set_scoring_timeout(scoring_timeout)
         funcs = list(funcs or [])
         weights = list(weights or [1.0] * len(funcs))
         if len(weights) != len(funcs):
@@ -101,6 +107,18 @@ class Rubric:
         self.class_objects: dict[str, Any] = {"parser": self.parser}
         self._failure_counts: Counter[str] = Counter()
         self._logged_failures: set[tuple[str, type[BaseException]]] = set()
+
+    def set_scoring_timeout(self, seconds: float | None) -> None:
+        """From now on, give each reward function ``seconds`` per rollout (``None``: no limit);
+        ``vf-eval --scoring-timeout`` sets it over the environment's own."""
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not seconds > 0):
+            raise UsageError(f"scoring_timeout must be a number of seconds > 0 or None, got {seconds!r}")
+        self.scoring_timeout = None if seconds is None else float(seconds)
+
+    def _scoring_timeout(self) -> float | None:
+        # a subclass that never called Rubric.__init__ still gets the default
+        return getattr(self, "scoring_timeout", DEFAULT_SCORING_TIMEOUT_S)
 
     def _set_extra_attributes(self, extra: Mapping[str, Any]) -> None:
         for key, value in extra.items():
@@ -296,7 +314,8 @@ class Rubric:
     # must still stop the run.
     async def _score_with_func(self, func: Callable[..., Any], name: str, rollout: RolloutArguments) -> float:
         try:
-            return _as_score(name, await call_with_arguments(func, rollout.with_objects(self.class_objects)))
+            available = rollout.with_objects(self.class_objects)
+            return _as_score(name, await call_reward(func, available, self._scoring_timeout()))
         except Exception as exc:
             self._record_failure(name, exc, [rollout.state])
             return 0.0
@@ -305,7 +324,7 @@ class Rubric:
         self, func: Callable[..., Any], name: str, rollouts: list[RolloutArguments]
     ) -> list[float]:
         try:
-            values = await call_with_arguments(func, group_arguments(rollouts, self.class_objects))
+            values = await call_reward(func, group_arguments(rollouts, self.class_objects), self._scoring_timeout())
             if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
                 kind = type(values).__name__
                 raise RewardFunctionError(f"group reward function {name!r} must return a list of scores, got {kind}")

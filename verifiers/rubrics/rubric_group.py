@@ -87,6 +87,12 @@ class RubricGroup(Rubric):
         for rubric in self.rubrics:
             rubric.add_class_object(name, obj)
 
+    def set_scoring_timeout(self, seconds: float | None) -> None:
+        """The deadline of every member rubric's functions (the group scores through its members)."""
+        super().set_scoring_timeout(seconds)
+        for rubric in self.rubrics:
+            rubric.set_scoring_timeout(seconds)
+
     @property
     def failure_counts(self) -> Counter[str]:
         """Failures of every rubric in the group, added up by function name."""

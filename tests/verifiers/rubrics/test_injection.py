@@ -5,7 +5,6 @@ import functools
 import pytest
 
 from verifiers.rubrics.injection import (
-    call_with_arguments,
     ensure_reward_func,
     func_name,
     is_group_func,
@@ -34,17 +33,6 @@ def test_select_arguments_includes_keyword_only_parameters():
         return 0.0
 
     assert select_arguments(f, AVAILABLE) == {"extra": 1}
-
-
-async def test_call_with_arguments_sync_and_async():
-    def sync(answer):
-        return answer * 2
-
-    async def asynchronous(completion, answer):
-        return completion + answer
-
-    assert await call_with_arguments(sync, AVAILABLE) == "aa"
-    assert await call_with_arguments(asynchronous, AVAILABLE) == "ca"
 
 
 def test_group_detection_by_plural_parameter():
