@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from verifiers.viewer.printable import as_text
+
 _SKIP_CHUNK = 1024 * 1024
 _ERROR_CHARS = 200
 
@@ -127,9 +129,9 @@ def _bytes_left(file: BinaryIO, offset: int) -> int:
 def _row(raw: bytes, line: int, offset: int, length: int) -> RolloutRow:
     try:
         record = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as bad:
+    except (ValueError, RecursionError) as bad:  # bad UTF-8 or JSON, a huge integer, too deep a nesting
         torn = "" if raw.endswith(b"\n") else " (the unfinished last line of a run that was stopped?)"
-        return RolloutRow(line, offset, length, problem=f"line {line} is not valid JSON: {bad}{torn}")
+        return RolloutRow(line, offset, length, problem=f"line {line} is not valid JSON: {as_text(str(bad))}{torn}")
     if not isinstance(record, dict):
         return RolloutRow(line, offset, length, problem=f"line {line} is a JSON {type(record).__name__}, "
                                                         "not a rollout object")
@@ -137,17 +139,22 @@ def _row(raw: bytes, line: int, offset: int, length: int) -> RolloutRow:
     error = record.get("error")
     return RolloutRow(
         line, offset, length,
-        example_id=str(record.get("example_id", "?")),
-        rollout_index=str(record.get("rollout_index", "?")),
-        task=str(record.get("task") or ""),
-        reward=float(reward) if isinstance(reward, (int, float)) and not isinstance(reward, bool) else None,
+        example_id=as_text(record.get("example_id", "?"), limit=40),
+        rollout_index=as_text(record.get("rollout_index", "?"), limit=40),
+        task=as_text(record.get("task") or ""),
+        reward=float(reward) if isinstance(reward, (int, float)) and (isinstance(reward, float) or _small_int(reward))
+        else None,
         error=_first_line(error) if error else None,
     )
 
 
+def _small_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**15
+
+
 def _first_line(error: Any) -> str:
-    text = str(error).strip()
-    first = text.splitlines()[0] if text else str(error)
+    text = as_text(error, limit=_ERROR_CHARS * 4).strip()
+    first = text.splitlines()[0] if text else "?"
     return first if len(first) <= _ERROR_CHARS else first[:_ERROR_CHARS] + "…"
 
 
@@ -183,7 +190,7 @@ def read_rollout(path: Path, row: RolloutRow, limits: Limits = Limits()) -> dict
         raise ValueError(f"{path.name} cannot be read: {error}") from error
     try:
         record = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):
         raise ValueError(f"line {row.line} changed since the list was read (the run is still writing, or was "
                          "resumed): reopen the run") from None
     if not isinstance(record, dict):

@@ -14,6 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from verifiers.viewer.printable import as_text
+
 METADATA = "metadata.json"
 RESULTS = "results.jsonl"
 MAX_DEPTH = 6
@@ -96,11 +98,14 @@ def read_run(run_dir: Path) -> RunSummary:
     except FileNotFoundError:
         return _unread(run_dir, f"no {METADATA} (the run never started, or it was deleted); its results can still "
                                 "be opened")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return _unread(run_dir, f"{METADATA} is unreadable: {error}")
+    except (OSError, ValueError, RecursionError) as error:
+        # ValueError: bad UTF-8, bad JSON, or an integer of more digits than Python converts; RecursionError:
+        # nesting deeper than the parser goes. Each is this run's row saying so, never the viewer's crash.
+        return _unread(run_dir, f"{METADATA} is unreadable: {as_text(str(error))}")
     if not isinstance(data, dict):
         return _unread(run_dir, f"{METADATA} is not a JSON object")
     env_guess, model_guess = _names_from_folder(run_dir)
+    config = data["config"] if isinstance(data.get("config"), dict) else {}
     return RunSummary(
         path=run_dir,
         env_id=_text(data.get("env_id"), env_guess),
@@ -110,8 +115,8 @@ def read_run(run_dir: Path) -> RunSummary:
         rollouts_per_example=_int(data.get("rollouts_per_example")),
         avg_reward=_float(data.get("avg_reward")),
         status=_text(data.get("status"), "unknown"),
-        pass_threshold=_float(data.get("pass_threshold", (data.get("config") or {}).get("pass_threshold"))),
-        error=None if data.get("error") is None else str(data["error"]),
+        pass_threshold=_float(data.get("pass_threshold", config.get("pass_threshold"))),
+        error=None if data.get("error") is None else as_text(data["error"], limit=2000),
     )
 
 
@@ -129,15 +134,21 @@ def _names_from_folder(run_dir: Path) -> tuple[str, str]:
 
 
 def _text(value: Any, default: str) -> str:
-    return default if value is None else str(value)
+    return default if value is None else as_text(value)
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    plausible = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**15
+    return value if plausible else None
 
 
 def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer past float's range
+        return None
 
 
 def _date(value: Any) -> str:
@@ -145,7 +156,7 @@ def _date(value: Any) -> str:
     if not isinstance(value, str):
         return ""
     try:
-        return datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M")
+        return datetime.fromisoformat(value[:64]).strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return value[:32]
 

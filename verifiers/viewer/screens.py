@@ -2,13 +2,15 @@
 
 Every text that comes from a run folder is handed to Textual as a ``rich.text.Text`` (a table cell, a
 ``Static``): Textual reads a plain ``str`` there as markup, and a completion saying ``[bold]`` or ``[/]`` must
-show those characters, not restyle the screen or fail to parse.
+show those characters, not restyle the screen or fail to parse. And every such text goes through
+:func:`~verifiers.viewer.printable.printable` (:func:`_shown`): terminal escapes in it are shown, not obeyed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import JustifyMethod
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from verifiers.viewer.lazy_table import LazyTable
+from verifiers.viewer.printable import printable
 from verifiers.viewer.reward_filter import RewardFilter
 from verifiers.viewer.rollouts import Limits, RolloutIndex, RolloutRow, in_example_order, load_rollouts, read_rollout
 from verifiers.viewer.runs import RESULTS, Discovery, RunSummary
@@ -28,6 +31,11 @@ _STYLES: dict[Kind, str] = {
     "scores": "bold magenta", "error": "bold red", "system": "bold yellow", "user": "bold green",
     "assistant": "bold cyan", "tool": "bold blue", "tool_call": "bold blue", "other": "bold", "note": "bold red",
 }
+
+
+def _shown(text: str, style: str = "", justify: JustifyMethod | None = None) -> Text:
+    """Text from a run folder (or its path) as a ``Text``, with its control characters made visible."""
+    return Text(printable(text), style=style, justify=justify)
 
 
 def _one_line(text: str, limit: int = _NOTE_CHARS) -> str:
@@ -54,7 +62,7 @@ class RunsScreen(Screen[None]):
         heading = f"{count} run{'s' if count != 1 else ''} under {self.outputs_dir}"
         if self.discovery.truncated:
             heading += " (the search stopped early: too many folders; pass a narrower OUTPUTS_DIR)"
-        yield Static(Text(heading, style="bold"), id="heading")
+        yield Static(_shown(heading, style="bold"), id="heading")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -64,9 +72,9 @@ class RunsScreen(Screen[None]):
         for number, run in enumerate(self.discovery.runs):
             note = run.problem or run.error or ""
             status_style = {"complete": "green", "running": "yellow"}.get(run.status, "red")
-            table.add_row(Text(run.env_id), Text(run.model), Text(run.date), Text(run.size),
-                          _reward(run.avg_reward), Text(run.status, style=status_style),
-                          Text(_one_line(note), style="red" if note else ""), key=str(number))
+            table.add_row(_shown(run.env_id), _shown(run.model), _shown(run.date), _shown(run.size),
+                          _reward(run.avg_reward), _shown(run.status, style=status_style),
+                          _shown(_one_line(note), style="red" if note else ""), key=str(number))
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -98,7 +106,7 @@ class RolloutsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         title = f"{self.run.env_id} · {self.run.model} · {self.run.date} · {self.run.size} · {self.run.status}"
-        yield Static(Text(title, style="bold"), id="title")
+        yield Static(_shown(title, style="bold"), id="title")
         yield Static(id="status")
         yield LazyTable(id="rollouts")
         yield Input(placeholder="minimum reward, then Enter (Esc: cancel)", id="minimum")
@@ -119,8 +127,8 @@ class RolloutsScreen(Screen[None]):
     def _cells(self, number: int) -> tuple[Text, ...]:
         row = self.shown[number]
         mark = row.problem or row.error
-        return (Text(str(row.line), justify="right"), Text(row.example_id), Text(row.rollout_index),
-                _reward(row.reward), Text(f"✗ {_one_line(mark)}" if mark else "", style="red"))
+        return (Text(str(row.line), justify="right"), _shown(row.example_id), _shown(row.rollout_index),
+                _reward(row.reward), _shown(f"✗ {_one_line(mark)}" if mark else "", style="red"))
 
     def _show_status(self) -> None:
         failed = sum(row.failed for row in self.index.rows)
@@ -129,7 +137,7 @@ class RolloutsScreen(Screen[None]):
         lines = [" · ".join(parts), *self.index.notes]
         if self.status_message:
             lines.append(self.status_message)
-        self.query_one("#status", Static).update(Text("\n".join(lines)))
+        self.query_one("#status", Static).update(_shown("\n".join(lines)))
 
     def action_back(self) -> None:
         if self.query_one("#minimum", Input).display:  # Esc in the minimum field cancels it, and stays
@@ -194,8 +202,8 @@ def transcript_text(blocks: list[Block]) -> Text:
     for number, block in enumerate(blocks):
         if number:
             text.append("\n\n")
-        text.append(block.title, style=_STYLES[block.kind])
-        for line in block.body.split("\n"):
+        text.append(printable(block.title), style=_STYLES[block.kind])
+        for line in printable(block.body).split("\n"):
             text.append(f"\n{_INDENT}{line}")
     return text
 

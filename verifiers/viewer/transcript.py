@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from verifiers.parsers.parser import message_text
+from verifiers.viewer.printable import as_text
 
 MAX_BODY_CHARS = 20_000
 MAX_MESSAGES = 400
@@ -33,9 +34,9 @@ def transcript_blocks(record: dict[str, Any]) -> list[Block]:
     """The blocks of one ``results.jsonl`` record, in reading order."""
     blocks = [_scores(record)]
     if record.get("error"):
-        blocks.append(Block("error", "rollout error", _cut(str(record["error"]))))
-    for name, text in (record.get("scoring_errors") or {}).items():
-        blocks.append(Block("error", f"reward function {name} raised", _cut(str(text))))
+        blocks.append(Block("error", "rollout error", _cut(_str(record["error"]))))
+    for name, text in _mapping(record.get("scoring_errors")).items():
+        blocks.append(Block("error", f"reward function {as_text(name)} raised", _cut(_str(text))))
     messages = 0
     for part in ("prompt", "completion"):
         value = record.get(part)
@@ -51,7 +52,7 @@ def transcript_blocks(record: dict[str, Any]) -> list[Block]:
                 return blocks
             blocks.extend(_message_blocks(message, part))
     if record.get("answer") not in (None, ""):
-        blocks.append(Block("other", "answer", _cut(str(record["answer"]))))
+        blocks.append(Block("other", "answer", _cut(_str(record["answer"]))))
     info = record.get("info")
     if info:
         blocks.append(Block("other", "info", _cut(_json(info))))
@@ -60,27 +61,28 @@ def transcript_blocks(record: dict[str, Any]) -> list[Block]:
 
 def _scores(record: dict[str, Any]) -> Block:
     lines = [f"reward  {_number(record.get('reward'))}"]
-    for name, value in sorted((record.get("metrics") or {}).items()):
-        lines.append(f"  {name}  {_number(value)}")
-    facts = [f"{key} {record[key]}" for key in ("num_turns", "stop_condition", "total_completion_tokens",
+    for name, value in sorted(_mapping(record.get("metrics")).items()):
+        lines.append(f"  {as_text(name)}  {_number(value)}")
+    facts = [f"{key} {as_text(record[key])}" for key in ("num_turns", "stop_condition", "total_completion_tokens",
                                                 "tool_errors") if record.get(key) not in (None, "")]
     if record.get("is_truncated"):
         facts.append("truncated")
     if facts:
         lines.append(" · ".join(facts))
-    title = (f"example {record.get('example_id', '?')} · rollout {record.get('rollout_index', '?')}"
-             f" · task {record.get('task', '?')}")
+    title = (f"example {as_text(record.get('example_id', '?'))} · rollout "
+             f"{as_text(record.get('rollout_index', '?'))} · task {as_text(record.get('task', '?'))}")
     return Block("scores", title, "\n".join(lines))
 
 
 def _message_blocks(message: Any, part: str) -> list[Block]:
     if not isinstance(message, dict):
         return [Block("other", f"{part}: not a message", _cut(_json(message)))]
-    role = str(message.get("role") or "?")
+    role = as_text(message.get("role") or "?")
     kind = _ROLE_KINDS.get(role, "other")
     title = role
     if role == "tool":
-        title = "tool result" + "".join(f" · {message[k]}" for k in ("name", "tool_call_id") if message.get(k))
+        title = "tool result" + "".join(f" · {as_text(message[k])}" for k in ("name", "tool_call_id")
+                                        if message.get(k))
     blocks = []
     content = _content_text(message)
     if content or not message.get("tool_calls"):
@@ -99,8 +101,8 @@ def _tool_call(call: Any) -> Block:
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
         arguments = _json(arguments)
-    call_id = f" · {call['id']}" if call.get("id") else ""
-    return Block("tool_call", f"tool call{call_id}", _cut(f"{function.get('name', '?')}({arguments})"))
+    call_id = f" · {as_text(call['id'])}" if call.get("id") else ""
+    return Block("tool_call", f"tool call{call_id}", _cut(f"{as_text(function.get('name', '?'))}({arguments})"))
 
 
 def _content_text(message: dict[str, Any]) -> str:
@@ -118,11 +120,25 @@ def _count_messages(record: dict[str, Any]) -> int:
 
 
 def _number(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**15):
+        return f"{value:.3f}"
+    return as_text(value)
+
+
+def _mapping(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str:
+    """Any value as text, never raising (a whole string, unlike :func:`as_text`, which the cut then bounds)."""
+    return value if isinstance(value, str) else _json(value)
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+    except (ValueError, RecursionError) as error:  # a huge integer; nesting deeper than the encoder goes
+        return f"(not shown: {error})"
 
 
 def _cut(text: str) -> str:

@@ -131,3 +131,41 @@ def _browse(term: Terminal) -> None:
     term.wait_for("3 of 6 rollouts shown (reward ≥ 0.5)")
     term.keys("q")
     term.wait_for("Pane is dead", timeout=15)
+
+
+@pytest.mark.slow
+def test_hostile_run_folders_neither_command_the_terminal_nor_crash_the_viewer(tmp_path: Path) -> None:
+    outputs = tmp_path / "outputs"
+    title, wipe, clipboard = "\x1b]0;PWNED\x07", "\x1b[2J\x1b[H", "\x1b]52;c;cHduZWQ=\x07"
+    record = {"example_id": 0, "rollout_index": 0, "reward": 1.0,
+              "prompt": [{"role": "user", "content": f"hello{wipe}"}],
+              "completion": [{"role": "assistant", "content": f"answer{title}{clipboard}"}]}
+    hostile = {"evil--m": (json.dumps({"env_id": f"env{title}", "model": f"model{wipe}", "status": "complete",
+                                       "date": "2026-01-02T00:00:00+00:00"}), json.dumps(record) + "\n"),
+               "huge--m": ('{"num_examples": ' + "9" * 5000 + "}", ""),
+               "deep--m": ('{"config": ' + "[" * 100_000 + "]" * 100_000 + "}", "[" * 100_000 + "\n")}
+    for name, (metadata, results) in hostile.items():
+        run_dir = outputs / "evals" / name / "r1"
+        run_dir.mkdir(parents=True)
+        (run_dir / "metadata.json").write_text(metadata)
+        (run_dir / "results.jsonl").write_text(results)
+    with tmux_terminal(tmp_path, {"PYTHONPATH": str(ROOT)}) as terminal:
+        term = terminal(sys.executable, "-m", "verifiers.cli.vf_tui", str(outputs))
+        # the two unreadable runs are rows named after their folders (their notes are in a column off screen)
+        shown = term.wait_for("3 runs under", "env\\x1b]0;PWNED\\x07  model\\x1b[2J\\x1b[H", " huge ", " deep ")
+        assert "Traceback" not in shown
+        term.keys("Enter")  # the newest run: the hostile one
+        term.wait_for("1 of 1 rollouts shown")
+        term.keys("Enter")
+        shown = term.wait_for("answer\\x1b]0;PWNED\\x07\\x1b]52;c;cHduZWQ=\\x07", "hello\\x1b[2J\\x1b[H")
+        pane_title = term._run("display-message", "-p", "-t", "tui", "#{pane_title}").strip()
+        assert "PWNED" not in pane_title
+        term.keys("Escape")
+        term.wait_for("1 of 1 rollouts shown")
+        term.keys("Escape")
+        term.wait_for("3 runs under")
+        term.keys("Down", "Down", "Enter")  # the run whose results file is one 100k-deep line
+        term.wait_for("1 of 1 rollouts shown", "1 errored", "not valid JSON")
+        term.keys("q")
+        term.wait_for("Pane is dead", timeout=15)
+        assert "Traceback" not in term.screen()
