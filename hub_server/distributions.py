@@ -25,7 +25,7 @@ from hub_server.names import check_version, normalize
 
 WHEEL = "bdist_wheel"
 SDIST = "sdist"
-_FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]*$")
+_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
 _MAX_METADATA_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_UNPACKED = 128 * 1024 * 1024  # Settings.max_sdist_unpacked_size's default
 MAX_SDIST_MEMBERS = 100_000  # what `vf-hub pull` accepts; tar headers are 512 bytes, so also a CPU bound
@@ -58,7 +58,7 @@ class CoreMetadata:
 
 def parse_filename(filename: str) -> Filename:
     """Check and split a distribution filename; :class:`BadRequest` says why it is refused."""
-    if len(filename) > 255 or not _FILENAME.match(filename) or ".." in filename:
+    if len(filename) > 255 or not _FILENAME.fullmatch(filename) or ".." in filename:
         raise BadRequest(f"invalid distribution filename {filename!r}: a plain file name is required")
     try:
         if filename.endswith(".whl"):

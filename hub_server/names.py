@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from packaging.utils import canonicalize_version
 from packaging.version import InvalidVersion, Version
 
 from hub_server.errors import BadRequest
 
-_PROJECT = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
-_OWNER = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$")
+_PROJECT = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORECASE)
+_OWNER = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?")
 MAX_PROJECT_NAME = 100
 
 # Top-level path segments of the app: an owner named like one would shadow a route.
@@ -33,7 +34,7 @@ def normalize(name: str) -> str:
 
 def check_project_name(name: str, reserved: list[str] | tuple[str, ...] = ()) -> str:
     """Return the normalised name of a valid, unreserved project name; raise :class:`BadRequest` otherwise."""
-    if len(name) > MAX_PROJECT_NAME or not _PROJECT.match(name):
+    if len(name) > MAX_PROJECT_NAME or not _PROJECT.fullmatch(name):
         raise BadRequest(
             f"invalid project name {name!r}: use letters, digits, '-', '_' and '.', starting and ending "
             f"with a letter or digit (at most {MAX_PROJECT_NAME} characters)"
@@ -47,7 +48,7 @@ def check_project_name(name: str, reserved: list[str] | tuple[str, ...] = ()) ->
 
 def check_owner_name(name: str) -> str:
     """Return a valid owner name (lowercase letters, digits, inner dashes; 1-39 characters)."""
-    if not _OWNER.match(name):
+    if not _OWNER.fullmatch(name):
         raise BadRequest(
             f"invalid owner name {name!r}: use 1-39 lowercase letters, digits and inner '-'"
         )
@@ -65,6 +66,17 @@ def check_version(version: str) -> Version:
     if parsed.local is not None:
         raise BadRequest(f"invalid version {version!r}: local versions (+label) cannot be uploaded to an index")
     return parsed
+
+
+def release_key(version: Version | str) -> str:
+    """The key one release is stored under: PEP 440's normal form with trailing ``.0`` release parts dropped,
+    since PEP 440 compares ``0.1``, ``0.1.0`` and ``0.1.0.0`` equal and pip reads them as one version.
+
+    >>> release_key("0.1.0"), release_key("0.1"), release_key("1.0.0rc1"), release_key("2.00")
+    ('0.1', '0.1', '1rc1', '2')
+    """
+    return canonicalize_version(version if isinstance(version, Version) else Version(version),
+                                strip_trailing_zero=True)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_STEP_NAME = re.compile(r"^step_(\d+)(\.json)?$")
+_STEP_NAME = re.compile(r"step_(\d+)(\.json)?")
 CHECKPOINT_MARKER = "progress.json"
 """The file a checkpoint folder gets last: a ``step_<n>`` folder without it is not a checkpoint."""
 
@@ -25,7 +25,7 @@ def numbered_steps(parent: Path, marker: str | None = None) -> list[int]:
         return []
     steps = []
     for path in parent.iterdir():
-        match = _STEP_NAME.match(path.name)
+        match = _STEP_NAME.fullmatch(path.name)
         if match and (marker is None or (path / marker).is_file()):
             steps.append(int(match.group(1)))
     return sorted(steps)

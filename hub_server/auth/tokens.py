@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 PREFIX = "vfh"
-_TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{12}})_([A-Za-z0-9_-]{{43}})$")
+_TOKEN = re.compile(rf"{PREFIX}_([0-9a-f]{{12}})_([A-Za-z0-9_-]{{43}})")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def new_token() -> TokenParts:
 
 def parse_token(text: str) -> TokenParts | None:
     """Split a token string; ``None`` if it is not shaped like one of ours."""
-    match = _TOKEN.match(text.strip())
+    match = _TOKEN.fullmatch(text.strip())
     return TokenParts(match[1], match[2]) if match else None
 
 

@@ -17,12 +17,12 @@ from typing import BinaryIO
 from hub_server.errors import StorageError
 
 BLOB_PREFIX = "sha256/"
-_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")
+_KEY = re.compile(r"[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*")
 
 
 def check_key(key: str) -> str:
     """Return ``key`` if it is a safe relative key (no ``..``, no absolute paths); raise otherwise."""
-    if not _KEY.match(key) or ".." in key.split("/"):
+    if not _KEY.fullmatch(key) or ".." in key.split("/"):
         raise StorageError(f"invalid storage key {key!r}")
     return key
 

@@ -23,6 +23,7 @@ def test_filenames_split_into_type_name_and_version() -> None:
     "../demo_env-0.1.0-py3-none-any.whl", "a/demo_env-0.1.0-py3-none-any.whl", "..\\x-0.1.0.tar.gz",
     "/etc/passwd", "demo_env-0.1.0.zip", "demo_env-0.1.0-py3-none-any.exe", "demo-env.whl",
     ".hidden-0.1.0.tar.gz", "demo_env-0.1.0+local-py3-none-any.whl", "x\x00-0.1.0.tar.gz",
+    "demo_env-0.1.0.tar.gz\n",
 ])
 def test_bad_filenames_are_refused(filename: str) -> None:
     with pytest.raises(BadRequest):

@@ -18,7 +18,7 @@ def test_normalize_follows_pep_503(name: str, expected: str) -> None:
     assert normalize(name) == expected
 
 
-@pytest.mark.parametrize("name", ["", "-a", "a-", "a b", "a/b", "../x", "é", "x" * 101])
+@pytest.mark.parametrize("name", ["", "-a", "a-", "a b", "a/b", "../x", "é", "x" * 101, "numpy\n", "a\nb"])
 def test_invalid_project_names_are_refused(name: str) -> None:
     with pytest.raises(BadRequest, match="invalid project name"):
         check_project_name(name)
@@ -30,7 +30,7 @@ def test_reserved_names_are_refused_in_any_spelling() -> None:
         check_project_name("Ver.Ifiers", reserved=["ver-ifiers"])
 
 
-@pytest.mark.parametrize("name", ["Alice", "-a", "a-", "a_b", "x" * 40, ""])
+@pytest.mark.parametrize("name", ["Alice", "-a", "a-", "a_b", "x" * 40, "", "alice\n"])
 def test_invalid_owner_names_are_refused(name: str) -> None:
     with pytest.raises(BadRequest, match="invalid owner"):
         check_owner_name(name)

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/=-]{0,127}$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/=-]{0,127}")
 
 
 class SandboxStatus(str, enum.Enum):
@@ -66,7 +66,7 @@ class CreateSandboxRequest(BaseModel):
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
         for name, text in value.items():
-            if not _ENV_NAME.match(name):
+            if not _ENV_NAME.fullmatch(name):
                 raise ValueError(f"bad environment variable name {name!r}")
             if "\0" in text:
                 raise ValueError(f"environment variable {name!r} contains a NUL byte")
@@ -83,7 +83,7 @@ class CreateSandboxRequest(BaseModel):
     @classmethod
     def _labels(cls, value: list[str]) -> list[str]:
         for label in value:
-            if not _LABEL.match(label):
+            if not _LABEL.fullmatch(label):
                 raise ValueError(f"bad label {label!r}: letters, digits and ._:/=- only, at most 128")
         return value
 

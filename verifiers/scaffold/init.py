@@ -29,7 +29,7 @@ from string import Template
 from verifiers.errors import UsageError
 
 # PEP 508 project names; PEP 503 then folds case and runs of "-", "_", ".".
-_PROJECT_NAME = re.compile(r"^([a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$", re.IGNORECASE)
+_PROJECT_NAME = re.compile(r"([a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])", re.IGNORECASE)
 # Importing the environment must not pick up another module of the same name: the standard library's, this
 # project's top-level packages (the SDK's and those the Hub's and the trainer's distributions install) and its
 # checkout's folders.
@@ -67,7 +67,7 @@ def parse_env_name(name: str) -> EnvName:
         raise UsageError(f"{name!r} contains a path separator; give a bare name and choose the folder with --path")
     if any(ch.isspace() for ch in name):
         raise UsageError(f"{name!r} contains whitespace; use '-' or '_' between words (e.g. 'my-env')")
-    if not _PROJECT_NAME.match(name) or not name.isascii():
+    if not _PROJECT_NAME.fullmatch(name) or not name.isascii():
         raise UsageError(
             f"{name!r} is not a valid package name: use ASCII letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit"

@@ -112,6 +112,7 @@ def test_owner_in_the_url_must_match(hub: Hub, make_user: Callable[..., str], up
     ("dir/demo_env-0.1.0-py3-none-any.whl", "demo-env", "0.1.0", "invalid distribution filename"),
     ("demo_env-0.1.0.zip", "demo-env", "0.1.0", "only .whl and .tar.gz"),
     ("-bad-0.1.0.tar.gz", "-bad", "0.1.0", "invalid"),
+    ("demo_env-0.1.0-py3-none-any.whl", "demo-env\n", "0.1.0", "invalid project name"),  # `$` matched before \n
 ])
 def test_bad_names_versions_and_filenames(hub: Hub, make_user: Callable[..., str], client: TestClient,
                                           tmp_path: Path, filename: str, name: str, version: str,

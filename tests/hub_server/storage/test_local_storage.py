@@ -51,7 +51,7 @@ def test_put_from_another_folder_copies_then_renames(tmp_path: Path) -> None:
     assert storage.open("sha256/aa/bb/x").read() == b"data" and not elsewhere.exists()
 
 
-@pytest.mark.parametrize("key", ["../x", "a/../../x", "/etc/passwd", "A/b", "a//b", "", "a/.hidden"])
+@pytest.mark.parametrize("key", ["../x", "a/../../x", "/etc/passwd", "A/b", "a//b", "", "a/.hidden", "a/b\n"])
 def test_unsafe_keys_are_refused(key: str) -> None:
     with pytest.raises(StorageError):
         check_key(key)

@@ -235,7 +235,8 @@ async def test_many_sandboxes_and_commands_at_once(client: AsyncSandboxClient) -
 
 
 @pytest.mark.parametrize("fields", [
-    {"cpu_cores": 0}, {"memory_gb": -1}, {"labels": ["bad label"]}, {"environment_vars": {"1X": "v"}},
+    {"cpu_cores": 0}, {"memory_gb": -1}, {"labels": ["bad label"]}, {"labels": ["exp\n"]},
+    {"environment_vars": {"1X": "v"}}, {"environment_vars": {"PATH\n": "v"}},
     {"environment_vars": {"A": "nul\0"}}, {"unknown_field": 1}, {"timeout_minutes": 0}, {"max_processes": 1},
     {"idle_timeout_minutes": 0}, {"idle_timeout_minutes": -1}, {"idle_timeout_minutes": 2000},
 ])
