@@ -31,6 +31,10 @@ class ModelError(Error):
     """The model API failed after its retries were spent."""
 
 
+class ReplyTooLargeError(ModelError):
+    """The model API's reply was larger than the client allows (``max_reply_bytes``); it is not retried."""
+
+
 class OverlongPromptError(ModelError):
     """The prompt is longer than the model's context; the rollout stops, not fails."""
 

@@ -178,6 +178,10 @@ def eval_command(
     pass_threshold: float = typer.Option(0.5, "--pass-threshold", help=_help("pass_threshold")),
     independent_scoring: bool = typer.Option(False, "--independent-scoring", "-i", help=_help("independent_scoring")),
     timeout: float = typer.Option(600.0, "--timeout", help=_help("timeout")),
+    scoring_timeout: float | None = typer.Option(None, "--scoring-timeout", help=_help("scoring_timeout"),
+                                                 show_default=False),
+    max_reply_bytes: int | None = typer.Option(None, "--max-reply-bytes", help=_help("max_reply_bytes"),
+                                               show_default=_default("max_reply_bytes")),
     max_retries: int = typer.Option(3, "--max-retries", help=_help("max_retries")),
     coalesce_requests: bool = typer.Option(False, "--coalesce-requests", help=_help("coalesce_requests")),
     show_samples: int = typer.Option(3, "--show-samples", min=0, help="Sample rollouts printed before the "
@@ -200,7 +204,9 @@ def eval_command(
                    "max_tokens": max_tokens, "temperature": temperature, "sampling_args": sampling_args,
                    "state_columns": state_columns, "save_dataset": save_dataset, "output_dir": output_dir,
                    "pass_threshold": pass_threshold, "independent_scoring": independent_scoring,
-                   "timeout": timeout, "max_retries": max_retries, "coalesce_requests": coalesce_requests}
+                   "timeout": timeout, "scoring_timeout": scoring_timeout, "max_retries": max_retries,
+                   "max_reply_bytes": max_reply_bytes,
+                   "coalesce_requests": coalesce_requests}
         flags = _command_line_fields(ctx, options)
         push_config = PushConfig(hub=hub)
         if push and not os.environ.get(TOKEN_VAR):

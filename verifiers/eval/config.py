@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_va
 
 from verifiers.eval.outputs import OUTPUT_KEYS
 from verifiers.eval.providers import PROVIDERS
+from verifiers.http.openai_client import DEFAULT_MAX_RESPONSE_BYTES
 
 
 class EvalConfig(BaseModel):
@@ -49,6 +50,11 @@ class EvalConfig(BaseModel):
     pass_threshold: float = Field(0.5, ge=0, le=1, description="Reward at or above which a rollout counts as a "
                                                                "pass (pass@k).")
     independent_scoring: bool = Field(False, description="Score every rollout alone instead of per example group.")
+    scoring_timeout: float | None = Field(None, gt=0, description="Seconds one reward function may take for one "
+                                          "rollout before it scores 0.0 and counts as failed (default: the "
+                                          "rubric's own, 300 unless the environment sets another).")
+    max_reply_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1024, description="Largest model reply body read, in "
+                                 "bytes; a larger reply is that rollout's error (ReplyTooLargeError), not retried.")
     timeout: float = Field(600.0, gt=0, description="Seconds before one model request times out.")
     max_retries: int = Field(3, ge=0, description="Retries of a failed model request (5xx, 429, timeouts) "
                                                   "with backoff.")

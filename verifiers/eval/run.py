@@ -56,7 +56,8 @@ def make_client(config: EvalConfig) -> AsyncOpenAI | CoalescingClient:
     cap = config.max_concurrent if config.max_concurrent > 0 else 1000  # -1: no cap on rollouts
     # Retries are the rollout's (with backoff and counting), not the client's.
     client = make_openai_client(config.api_base_url, api_key=_api_key(config), timeout=config.timeout,
-                                max_connections=cap * 2, headers=_parse_headers(config.headers), max_retries=0)
+                                max_connections=cap * 2, headers=_parse_headers(config.headers), max_retries=0,
+                                max_response_bytes=config.max_reply_bytes)
     return CoalescingClient(client) if config.coalesce_requests else client
 
 
@@ -89,6 +90,8 @@ async def run_eval(
     """Run (or resume) an evaluation; returns ``(outputs, metadata, run_dir)``."""
     env = load_environment(config.env_id, **config.env_args)
     env.set_max_retries(config.max_retries)  # --max-retries N: N retries, N + 1 attempts
+    if config.scoring_timeout is not None:
+        env.set_scoring_timeout(config.scoring_timeout)
     run_dir = run_dir or new_run_dir(config)
     results_path = run_dir / "results.jsonl"
     done = load_complete_groups(results_path, config.rollouts_per_example) if resume else []

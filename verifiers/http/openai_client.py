@@ -21,6 +21,7 @@ from openai import AsyncOpenAI
 from verifiers.http.aiohttp_client import AioHttpClient
 
 DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 2**20
 
 
 def make_openai_client(
@@ -34,6 +35,7 @@ def make_openai_client(
     ssl_context: ssl.SSLContext | None = None,
     proxy: str | None = None,
     keepalive_expiry: float | None = 5.0,
+    max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> AsyncOpenAI:
     """An ``AsyncOpenAI`` client for ``base_url`` whose HTTP runs on aiohttp (:class:`AioHttpClient`).
 
@@ -50,17 +52,22 @@ def make_openai_client(
         keepalive_expiry: seconds an idle connection is kept for reuse (``None``: until the server closes it).
             5 s matches what most servers allow; a client that pauses longer between bursts on a server that
             keeps connections longer (an RL orchestrator waiting for its trainer) saves reconnecting them all.
+        max_response_bytes: the largest reply body read (``None``: no limit); a larger one fails the request
+            with :class:`~verifiers.errors.ReplyTooLargeError`, which a rollout does not retry. 32 MiB by
+            default: a 32k-token reply with 20 logprobs a token is a few MB.
     """
     if max_connections is not None and max_connections < 1:
         raise ValueError(f"max_connections must be >= 1 or None, got {max_connections}")
+    if max_response_bytes is not None and max_response_bytes < 1:
+        raise ValueError(f"max_response_bytes must be >= 1 or None, got {max_response_bytes}")
     http_timeout = timeout if isinstance(timeout, httpx2.Timeout) else httpx2.Timeout(timeout)
     # aiohttp's connector reads a limit of 0 as "no cap" (left out, it would cap at 100)
     limits = httpx2.Limits(max_connections=max_connections or 0, max_keepalive_connections=max_connections,
                            keepalive_expiry=keepalive_expiry)
-    http = AioHttpClient(limits=limits, timeout=http_timeout, proxy=proxy,
-                                verify=ssl_context if ssl_context is not None else True)
+    http = AioHttpClient(limits=limits, timeout=http_timeout, proxy=proxy, max_response_bytes=max_response_bytes,
+                         verify=ssl_context if ssl_context is not None else True)
     return AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries,
                        default_headers=dict(headers or {}), timeout=http_timeout, http_client=http)
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "make_openai_client"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT_S", "make_openai_client"]

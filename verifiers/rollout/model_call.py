@@ -24,7 +24,7 @@ import json
 import logging
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 from openai.resources.chat.completions import AsyncCompletions as _AsyncChatCompletions
@@ -38,6 +38,7 @@ from verifiers.errors import (
     MalformedModelResponseError,
     ModelError,
     OverlongPromptError,
+    ReplyTooLargeError,
 )
 from verifiers.rollout.coalesce import RequestCoalescer, merge_key
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from openai._types import RequestOptions
 
 logger = logging.getLogger("verifiers.rollout")
+E = TypeVar("E", bound=BaseException)
 
 _TRANSIENT = (
     openai.APIConnectionError,  # includes APITimeoutError
@@ -172,6 +174,18 @@ async def _call(client: Any, model: str, prompt: Any, tools: list | None, args: 
     return await client.completions.create(model=model, prompt=prompt, **args)
 
 
+def _cause(error: BaseException, kind: type[E]) -> E | None:
+    """The first exception of ``kind`` in ``error``'s chain of causes (the OpenAI client wraps transport errors)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def check_response_shape(response: Any, message_type: str) -> None:
     """Raise unless ``response`` looks like a completion a rollout can read.
 
@@ -227,12 +241,17 @@ async def request_model(
                 raise OverlongPromptError(str(error)) from error
             raise ModelError(f"the model API rejected the request: {error}") from error
         except _TRANSIENT as error:
+            too_large = _cause(error, ReplyTooLargeError)
+            if too_large is not None:  # the same request would get the same reply: not transient
+                raise ReplyTooLargeError(str(too_large)) from error
             if attempt == retry.max_retries:
                 raise ModelError(f"model API failed after {attempt + 1} attempts: {error!r}") from error
             delay = retry.delay(attempt)
             logger.debug("transient model API error (%r); retry %d in %.2fs", error, attempt + 1, delay)
             await asyncio.sleep(delay)
             continue
+        except ReplyTooLargeError:
+            raise  # read outside the client's send (a streamed reply)
         except openai.APIError as error:
             raise ModelError(f"model API error: {error!r}") from error
         except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -300,3 +300,71 @@ def test_the_summary_shows_sample_rollouts_as_text_never_as_markup(workdir: Path
     assert quiet.returncode == 0 and "sample rollouts" not in quiet.stdout
     bad = vf_eval(workdir, "cli-env", "-m", "m", "-b", url, "--show-samples", "-1")
     assert bad.returncode == 2 and "--show-samples" in bad.stdout + bad.stderr
+
+
+HANGING_ENV = textwrap.dedent('''
+    import asyncio
+    import time
+
+    import verifiers as vf
+    from datasets import Dataset
+
+    def load_environment():
+        ds = Dataset.from_list([{"question": f"word{i}", "answer": f"word{i}"[::-1]} for i in range(8)])
+
+        def reversed_ok(completion, answer) -> float:
+            if answer == "1drow":
+                while True:  # a synchronous reward function that never returns
+                    time.sleep(1)
+            return float(completion[-1]["content"] == answer)
+
+        async def judged(completion, answer) -> float:
+            if answer == "2drow":
+                await asyncio.sleep(3600)  # an async one that never returns
+            return 0.5
+
+        return vf.SingleTurnEnv(dataset=ds, eval_dataset=ds, rubric=vf.Rubric(funcs=[reversed_ok, judged]))
+''')
+
+
+@pytest.mark.slow
+def test_hanging_reward_functions_cost_their_rollouts_and_the_run_finishes(tmp_path: Path, serve) -> None:
+    workdir = env_workdir(tmp_path, HANGING_ENV)
+    url = serve(lambda request: Reply(request.last_user_text[::-1]))
+    start = time.monotonic()
+    done = vf_eval(workdir, "cli-env", "-m", "m", "-b", url, "-n", "8", "-r", "1", "--scoring-timeout", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - start < 60
+    lines = {line["example_id"]: line for line in map(json.loads, (_run_dir(workdir) / "results.jsonl").open())}
+    assert sorted(lines) == list(range(8))  # every row saved: the hangs blocked neither the loop nor the run
+    assert lines[1]["reward"] == 0.5 and "did not finish within 2 s" in lines[1]["scoring_errors"]["reversed_ok"]
+    assert lines[2]["reward"] == 1.0 and "did not finish within 2 s" in lines[2]["scoring_errors"]["judged"]
+    assert all(lines[i]["reward"] == 1.5 and lines[i]["scoring_errors"] == {} for i in (0, 3, 4, 5, 6, 7))
+    meta = json.loads((_run_dir(workdir) / "metadata.json").read_text())
+    assert meta["error_counts"] == {"reward function: judged": 1, "reward function: reversed_ok": 1}
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon"])
+def test_a_bad_scoring_timeout_is_a_usage_error(workdir: Path, value: str) -> None:
+    done = vf_eval(workdir, "cli-env", "-b", "http://127.0.0.1:9/v1", "--scoring-timeout", value)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "scoring" in (done.stdout + done.stderr).lower()
+
+
+@pytest.mark.slow
+def test_a_reply_over_max_reply_bytes_is_its_rollouts_error_and_is_not_saved(workdir: Path, serve) -> None:
+    asked: Counter[str] = Counter()
+
+    def huge(request: ScriptedRequest) -> Reply:
+        asked[request.last_user_text] += 1
+        return Reply("x" * 3_000_000 if request.last_user_text == "word1" else request.last_user_text[::-1])
+
+    url = serve(huge)
+    done = vf_eval(workdir, "cli-env", "-m", "m", "-b", url, "-n", "3", "-r", "1", "--max-reply-bytes", "1000000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = _run_dir(workdir) / "results.jsonl"
+    lines = {line["example_id"]: line for line in map(json.loads, results.open())}
+    assert lines[1]["error"].startswith("ReplyTooLargeError: the model API's reply is")
+    assert lines[0]["reward"] == 1.0 and lines[2]["reward"] == 1.0
+    assert asked["word1"] == 1  # not retried
+    assert results.stat().st_size < 100_000
