@@ -304,6 +304,11 @@ class LocalBackend(SandboxBackend):
             return  # ended concurrently
         if sandbox.record.status is not SandboxStatus.ERROR:
             sandbox.record.status = status
+        # Known as ended from this moment, not once stopped: stopping a gVisor sandbox takes seconds on a busy
+        # machine, and a get() in between used to answer "does not exist".
+        self._ended[sandbox_id] = sandbox.record
+        while len(self._ended) > _KEEP_ENDED:
+            self._ended.popitem(last=False)
         for timers in (self._expiry, self._idle):
             timer = timers.pop(sandbox_id, None)
             if timer is not None:
@@ -315,9 +320,6 @@ class LocalBackend(SandboxBackend):
             if not sandbox.ready_task.cancelled():
                 sandbox.ready_task.exception()  # retrieved: a failed start was reported to its waiters
         await sandbox.stop(reason)
-        self._ended[sandbox_id] = sandbox.record
-        while len(self._ended) > _KEEP_ENDED:
-            self._ended.popitem(last=False)
 
 
 def _runsc_reaper(config: LocalBackendConfig, caps: Capabilities) -> Callable[[slots.Slot], None] | None:
