@@ -36,7 +36,7 @@ class ServerCheck(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     kind: Mapped[str] = mapped_column(String(12))
     release_id: Mapped[int] = mapped_column(ForeignKey("releases.id"), index=True)
-    file_id: Mapped[int] = mapped_column(ForeignKey("files.id"))  # the wheel checked
+    file_id: Mapped[int] = mapped_column(ForeignKey("files.id"), index=True)  # the wheel checked
     eval_id: Mapped[int | None] = mapped_column(ForeignKey("eval_results.id", ondelete="CASCADE"), index=True,
                                                 nullable=True)
     status: Mapped[str] = mapped_column(String(16), default=QUEUED)

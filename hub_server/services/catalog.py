@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, selectinload
 from hub_server.auth.principal import Principal, can_read, readable_projects
 from hub_server.db.models import File, Owner, Project, Release, utcnow
 from hub_server.errors import Conflict, Forbidden, NotFound
-from hub_server.names import check_project_name, check_version, normalize
+from hub_server.names import check_project_name, check_version, normalize, release_key
 from hub_server.services import card_tags
 from hub_server.services.accounts import get_owner
 from hub_server.services.versions import VersionFacts, latest_of, shown_version
@@ -198,7 +198,7 @@ def set_yanked(session: Session, principal: Principal, owner: str, name: str, ve
                yanked: bool, reason: str = "") -> None:
     """Yank (PEP 592; reversible) or un-yank every file of one version."""
     project = _managed(session, principal, owner, name)
-    canonical = str(check_version(version))
+    canonical = release_key(check_version(version))
     release = next((r for r in project.releases if r.canonical_version == canonical), None)
     if release is None:
         raise NotFound(f"{owner}/{name} has no version {version}")

@@ -21,11 +21,13 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: verifiers-hub installs the backport
     import tomli as tomllib
 
+from packaging.version import InvalidVersion
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hub_server.db.models import Project, Release
 from hub_server.errors import StorageError
+from hub_server.names import release_key
 from hub_server.services.readme_tables import ReadmeTables
 from hub_server.storage import Storage, blob_key
 
@@ -221,8 +223,12 @@ class ReleaseRef:
 
 
 def release_ref(session: Session, normalized: str, version: str) -> ReleaseRef | None:
-    """The release ``normalized@version`` (``None`` if there is none)."""
+    """The release ``normalized@version`` (``None`` if there is none; ``0.1`` finds ``0.1.0``)."""
+    try:
+        key = release_key(version)
+    except InvalidVersion:
+        return None
     row = session.execute(
         select(Release.id, Release.keywords).join(Project, Project.id == Release.project_id)
-        .where(Project.normalized == normalized, Release.version == version)).first()
+        .where(Project.normalized == normalized, Release.canonical_version == key)).first()
     return ReleaseRef(row.id, row.keywords or "") if row else None

@@ -24,7 +24,7 @@ from hub_server.db.database import Database
 from hub_server.db.models import File, Owner, Project, Release, Token, utcnow
 from hub_server.distributions import DEFAULT_MAX_UNPACKED, CoreMetadata, Filename, parse_filename, read_metadata
 from hub_server.errors import BadRequest, FileExists, Forbidden
-from hub_server.names import check_project_name, check_version
+from hub_server.names import check_project_name, check_version, release_key
 from hub_server.services import blob_repair, card_tags, release_readme, server_checks
 from hub_server.services.accounts import get_owner
 from hub_server.storage import Storage, blob_key
@@ -179,7 +179,7 @@ def _store_blobs(db: Database, storage: Storage, staged: StagedFile, meta: CoreM
 def _release_exists(session: Session, parsed: Filename) -> bool:
     return session.scalar(
         select(Release.id).join(Project, Project.id == Release.project_id)
-        .where(Project.normalized == parsed.name, Release.canonical_version == str(parsed.version))) is not None
+        .where(Project.normalized == parsed.name, Release.canonical_version == release_key(parsed.version))) is not None
 
 
 def _insert(session: Session, principal: Principal, owner_name: str | None, project_name: str,
@@ -194,12 +194,15 @@ def _insert(session: Session, principal: Principal, owner_name: str | None, proj
                           quarantined=False)
         session.add(project)
         session.flush()
-    canonical = str(parsed.version)
+    # One release per PEP 440 version however it is spelt: a file of 0.1 joins the release 0.1.0 (and is
+    # checked on its own, services/server_checks.py), never starts a second release of the same version.
+    canonical = release_key(parsed.version)
     release = session.scalar(
         select(Release).where(Release.project_id == project.id, Release.canonical_version == canonical))
     if release is None:
         release = Release(
-            project_id=project.id, version=canonical, canonical_version=canonical, yanked=False, yanked_reason="",
+            project_id=project.id, version=str(parsed.version), canonical_version=canonical, yanked=False,
+            yanked_reason="",
             requires_python=meta.requires_python, summary=meta.summary, description=meta.description,
             description_content_type=meta.description_content_type, keywords=meta.keywords,
             # None only if the release existed when this upload looked: its first page view renders it

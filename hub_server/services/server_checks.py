@@ -20,6 +20,8 @@ from hub_server.db.checks import (
     CONTRACT,
     ERROR,
     FAILED,
+    NEEDS_SANDBOXES,
+    PASSED,
     QUEUED,
     RESCORE,
     RUNNING,
@@ -73,9 +75,10 @@ def _live_wheel(release: Release) -> File | None:
 
 
 def enqueue_contract(session: Session, release: Release, wheel: File) -> None:
-    """Queue the contract check of a release's first wheel (later wheels of the same version are not re-checked)."""
-    exists = session.scalar(select(ServerCheck.id).where(ServerCheck.kind == CONTRACT,
-                                                         ServerCheck.release_id == release.id))
+    """Queue the contract check of one wheel of a release. Every wheel gets its own: a wheel added to a version
+    that passed (another build tag, another spelling of the version) is what ``pip`` may fetch, so the version's
+    verdict is its worst wheel's (:func:`contract_check`), never the first wheel's alone."""
+    exists = session.scalar(select(ServerCheck.id).where(ServerCheck.kind == CONTRACT, ServerCheck.file_id == wheel.id))
     if exists is None:
         session.add(ServerCheck(kind=CONTRACT, release_id=release.id, file_id=wheel.id, status=QUEUED, summary="",
                                 attempts=0))
@@ -165,11 +168,25 @@ def _view(session: Session, check: ServerCheck) -> CheckView:
                      finished_at=check.finished_at, report=dict(check.report or {}))
 
 
+# The order a version's verdict is taken in: its worst wheel's check, a verdict against the package first.
+_WORST_FIRST = {FAILED: 0, ERROR: 1, RUNNING: 2, QUEUED: 3, NEEDS_SANDBOXES: 4, PASSED: 5}
+
+
+def _worst(checks: list[ServerCheck]) -> ServerCheck:
+    return min(checks, key=lambda check: (_WORST_FIRST.get(check.status, 0), check.id))
+
+
+def _live(session: Session, check: ServerCheck) -> bool:
+    wheel = session.get(File, check.file_id)
+    return wheel is not None and wheel.deleted_at is None
+
+
 def contract_check(session: Session, release_id: int) -> CheckView | None:
-    """The release's contract check (None: uploaded before the Hub checked, or no wheel)."""
-    check = session.scalar(select(ServerCheck).where(ServerCheck.kind == CONTRACT,
-                                                     ServerCheck.release_id == release_id).order_by(ServerCheck.id))
-    return _view(session, check) if check is not None else None
+    """The release's verdict: the worst contract check of its live wheels (None: uploaded before the Hub
+    checked, or no wheel)."""
+    checks = [check for check in session.scalars(select(ServerCheck).where(
+        ServerCheck.kind == CONTRACT, ServerCheck.release_id == release_id)) if _live(session, check)]
+    return _view(session, _worst(checks)) if checks else None
 
 
 def rescore_checks(session: Session, eval_ids: list[int]) -> dict[int, CheckView]:
@@ -185,11 +202,15 @@ def rescore_checks(session: Session, eval_ids: list[int]) -> dict[int, CheckView
 
 
 def contract_checks(session: Session, normalized: str) -> dict[str, CheckView]:
-    """Each version's contract check, by version, for a project's JSON."""
+    """Each version's verdict (its worst live wheel's check), by version, for a project's JSON."""
     query = (select(ServerCheck, Release.version).join(Release, ServerCheck.release_id == Release.id)
              .join(Project, Release.project_id == Project.id)
              .where(Project.normalized == normalized, ServerCheck.kind == CONTRACT).order_by(ServerCheck.id))
-    return {version: _view(session, check) for check, version in session.execute(query)}
+    by_version: dict[str, list[ServerCheck]] = {}
+    for check, version in session.execute(query):
+        if _live(session, check):
+            by_version.setdefault(version, []).append(check)
+    return {version: _view(session, _worst(checks)) for version, checks in by_version.items()}
 
 
 def refuses_failing(session: Session, normalized: str) -> bool:

@@ -15,12 +15,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from hub_server.context import Hub
-from hub_server.db.checks import ERROR, QUEUED, RUNNING, ServerCheck
+from hub_server.db.checks import ERROR, FAILED, PASSED, QUEUED, RUNNING, ServerCheck
 from hub_server.db.database import Database
+from hub_server.db.models import Release
 from hub_server.services import server_checks
+from tests.hub_server.dists import make_wheel
 from tests.hub_server.web.envdists import publish
 
 WORKERS = 4
@@ -91,3 +94,31 @@ def test_a_claim_within_its_lease_is_left_alone(hub: Hub, queued: list[int]) -> 
     taken = [server_checks.claim(hub.db, 3600) for _ in queued]
     assert [c.id if c else None for c in taken] == queued
     assert server_checks.claim(hub.db, 3600) is None  # all running, none stale
+
+
+def test_a_version_is_one_release_however_spelt_and_each_of_its_wheels_is_checked(
+        hub: Hub, make_user: Callable[[str], str], upload: Callable[..., httpx.Response], client: TestClient,
+        tmp_path: Path) -> None:
+    token = make_user("alice")
+    publish(upload, token, tmp_path, "env-a", "0.1.0")
+    first = server_checks.claim(hub.db, stale_after_s=3600)
+    assert first is not None
+    server_checks.finish(hub.db, first.id, PASSED, "ok", {})
+    # the attack: the same version spelt "0.1", a wheel the first check never saw
+    other = make_wheel(tmp_path / "other", "env-a", "0.1", body="import os\n")
+    assert upload(token, other, "env-a", "0.1").status_code == 200
+    with hub.db.read() as session:
+        releases = list(session.scalars(select(Release)))
+        assert [(r.version, r.canonical_version, len(r.files)) for r in releases] == [("0.1.0", "0.1", 3)]
+        verdict = server_checks.contract_check(session, releases[0].id)
+    assert verdict is not None and verdict.status == QUEUED and verdict.filename == other.name  # not "passed"
+    second = server_checks.claim(hub.db, stale_after_s=3600)
+    assert second is not None and second.wheel_filename == other.name
+    server_checks.finish(hub.db, second.id, FAILED, "it failed", {})
+    with hub.db.read() as session:
+        verdict = server_checks.contract_check(session, releases[0].id)
+        assert verdict is not None and (verdict.status, verdict.filename) == (FAILED, other.name)
+        assert server_checks.contract_checks(session, "env-a")["0.1.0"].status == FAILED
+    page = client.get("/simple/env-a/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
+    assert sorted(f["filename"] for f in page["files"]) == sorted(["env_a-0.1.0-py3-none-any.whl",
+                                                                   "env_a-0.1.0.tar.gz", other.name])
