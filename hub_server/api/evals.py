@@ -6,7 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
@@ -79,13 +79,17 @@ async def push_eval(request: Request) -> dict[str, Any]:
 
 
 @router.get("/projects/{owner}/{name}/evals")
-def list_evals(owner: str, name: str, request: Request, version: str | None = None) -> dict[str, Any]:
-    """The environment's leaderboard, best average reward first (optionally of one version)."""
+def list_evals(owner: str, name: str, request: Request, version: str | None = None,
+               limit: int = Query(evals.LEADERBOARD_PAGE, ge=1, le=1000),
+               offset: int = Query(0, ge=0)) -> dict[str, Any]:
+    """The environment's leaderboard, best average reward first (optionally of one version), a page at a time;
+    ``total`` counts them all. A result's summary is on its own route."""
     hub = hub_of(request)
     principal = hub.optional_principal(request)
     with hub.db.read() as session:
-        rows = evals.leaderboard(session, principal, name, owner, version)
-    return {"results": [_row_json(r) for r in rows]}
+        rows = evals.leaderboard(session, principal, name, owner, version, limit=limit, offset=offset)
+        total = evals.count_results(session, principal, name, owner, version)
+    return {"results": [_row_json(r) for r in rows], "total": total, "offset": offset, "limit": limit}
 
 
 def _row_json(row: evals.LeaderboardRow) -> dict[str, Any]:
@@ -93,6 +97,15 @@ def _row_json(row: evals.LeaderboardRow) -> dict[str, Any]:
     for key in ("run_date", "created_at"):
         data[key] = data[key].isoformat() if data[key] else None
     return data
+
+
+@router.get("/evals/{result_id}")
+def get_eval(result_id: int, request: Request) -> dict[str, Any]:
+    """One result, with the summary its run printed."""
+    hub = hub_of(request)
+    principal = hub.optional_principal(request)
+    with hub.db.read() as session:
+        return _row_json(evals.result_row(session, principal, result_id))
 
 
 @router.delete("/evals/{result_id}")

@@ -74,8 +74,11 @@ class EvalResult(Base):
     rollouts_per_example: Mapped[int] = mapped_column(Integer)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)  # metric name -> mean
     pass_at_k: Mapped[dict[str, Any]] = mapped_column(JSON)  # "k" -> pass@k
-    run_metadata: Mapped[dict[str, Any]] = mapped_column(JSON)  # the run's metadata.json, minus secrets
-    summary: Mapped[str] = mapped_column(Text, default="")  # the table vf-eval printed
+    # What a leaderboard row shows of the run's arguments (bounded at push); the whole metadata and the summary
+    # are deferred: a page of many results never loads them, only a result's own page does.
+    env_args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    run_metadata: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)  # metadata.json, minus secrets
+    summary: Mapped[str] = mapped_column(Text, default="", deferred=True)  # the table vf-eval printed
     run_date: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -11,24 +11,33 @@ rollouts again with the environment's own rubric and every reward matched (``ser
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from hub_server.auth.principal import PUBLISH, Principal
+from hub_server.auth.principal import PUBLISH, Principal, can_read
 from hub_server.db.models import Project, Release
 from hub_server.db.records import EvalResult
 from hub_server.errors import BadRequest, Forbidden, NotFound
-from hub_server.names import check_version, normalize
+from hub_server.names import check_version, normalize, release_key
 from hub_server.services.catalog import project_view
 from hub_server.services.server_checks import CheckView, rescore_checks
 
 MAX_SUMMARY_CHARS = 64 * 1024
+# A vf-eval metadata.json is a few KB with ~25 keys: these bounds leave room and stop a push from storing
+# megabytes that every reader then pays for (40 pushes of 16 MiB took one page view from 0.04 s to 15 s).
+MAX_METADATA_BYTES = 256 * 1024
+MAX_METADATA_KEYS = 100
+MAX_METADATA_DEPTH = 20
+MAX_ENV_ARGS_BYTES = 8 * 1024
+#: Results an environment page's leaderboard shows (the API pages through all of them).
+LEADERBOARD_PAGE = 100
 _MAX_METRICS = 100
 _SECRET_CONFIG_KEYS = ("headers",)  # --header values may carry API keys
 
@@ -74,8 +83,42 @@ class LeaderboardRow:
     summary: str
 
 
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_METADATA_DEPTH:
+                return deepest
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str).encode())
+
+
+def check_metadata_bounds(metadata: dict[str, Any]) -> None:
+    """Refuse metadata larger, wider or deeper than a run's ever is (:class:`BadRequest`, nothing stored)."""
+    if len(metadata) > MAX_METADATA_KEYS:
+        raise BadRequest(f"invalid run metadata: {len(metadata)} keys, more than the {MAX_METADATA_KEYS} allowed")
+    if _depth(metadata) > MAX_METADATA_DEPTH:
+        raise BadRequest(f"invalid run metadata: nested deeper than {MAX_METADATA_DEPTH} levels")
+    size = _json_size(metadata)
+    if size > MAX_METADATA_BYTES:
+        raise BadRequest(f"invalid run metadata: {size:,} bytes as JSON, more than the {MAX_METADATA_BYTES:,} "
+                         "allowed")
+    env_args = metadata.get("env_args")
+    if isinstance(env_args, dict) and _json_size(env_args) > MAX_ENV_ARGS_BYTES:
+        raise BadRequest(f"invalid run metadata: env_args is more than {MAX_ENV_ARGS_BYTES:,} bytes as JSON")
+
+
 def parse_metadata(metadata: dict[str, Any]) -> RunMetadata:
     """Validate a run's metadata; :class:`BadRequest` says which field is wrong."""
+    check_metadata_bounds(metadata)
     try:
         parsed = RunMetadata.model_validate(metadata)
     except ValidationError as error:
@@ -140,6 +183,7 @@ def record_eval(session: Session, principal: Principal, name: str, version: str,
         avg_reward=meta.avg_reward, std_reward=meta.std_reward, num_examples=meta.num_examples,
         rollouts_per_example=meta.rollouts_per_example, metrics=dict(meta.avg_metrics),
         pass_at_k=dict(meta.pass_at_k), run_metadata=_without_secrets(metadata), summary=summary,
+        env_args=metadata["env_args"] if isinstance(metadata.get("env_args"), dict) else {},
         run_date=meta.date.astimezone(dt.timezone.utc) if meta.date and meta.date.tzinfo else None,
     )
     session.add(result)
@@ -147,9 +191,11 @@ def record_eval(session: Session, principal: Principal, name: str, version: str,
     return result
 
 
-def leaderboard_row(result: EvalResult, rescore: CheckView | None = None) -> LeaderboardRow:
-    """One result as the leaderboard (and its own page) shows it, with its re-scoring if it has one."""
-    env_args = result.run_metadata.get("env_args")
+def leaderboard_row(result: EvalResult, rescore: CheckView | None = None,
+                    with_summary: bool = False) -> LeaderboardRow:
+    """One result as the leaderboard shows it (and with ``with_summary``, as its own page does), with its
+    re-scoring if it has one. Without the summary its deferred column is never loaded."""
+    env_args = result.env_args
     pass_1 = result.pass_at_k.get("1")
     return LeaderboardRow(
         id=result.id, version=result.release.version, model=result.model, avg_reward=result.avg_reward,
@@ -159,22 +205,45 @@ def leaderboard_row(result: EvalResult, rescore: CheckView | None = None) -> Lea
         submitted_by=result.submitted_by.name, by_publisher=result.by_publisher,
         artifact_verified=result.artifact_verified, rescore=rescore.status if rescore else "",
         rescore_summary=rescore.summary if rescore else "", env_args=env_args if isinstance(env_args, dict) else {},
-        run_date=result.run_date, created_at=result.created_at, summary=result.summary,
+        run_date=result.run_date, created_at=result.created_at, summary=result.summary if with_summary else "",
     )
 
 
-def leaderboard(session: Session, principal: Principal | None, name: str, owner: str | None = None,
-                version: str | None = None) -> list[LeaderboardRow]:
-    """The project's results, best average reward first (ties: the earlier push first)."""
-    view = project_view(session, principal, name, owner)
+def _results_of(view_normalized: str, version: str | None) -> Select[Any]:
     query = (select(EvalResult).join(Release, EvalResult.release_id == Release.id)
-             .join(Project, Release.project_id == Project.id).where(Project.normalized == view.normalized)
+             .join(Project, Release.project_id == Project.id).where(Project.normalized == view_normalized))
+    if version is not None:
+        query = query.where(Release.canonical_version == release_key(check_version(version)))
+    return query
+
+
+def leaderboard(session: Session, principal: Principal | None, name: str, owner: str | None = None,
+                version: str | None = None, limit: int | None = None, offset: int = 0) -> list[LeaderboardRow]:
+    """The project's results, best average reward first (ties: the earlier push first), ``limit`` of them
+    from ``offset``, sorted and paged in SQL; no row loads a result's metadata or summary."""
+    view = project_view(session, principal, name, owner)
+    query = (_results_of(view.normalized, version)
              .options(selectinload(EvalResult.release), selectinload(EvalResult.submitted_by))
-             .order_by(EvalResult.avg_reward.desc(), EvalResult.id))
-    wanted = check_version(version) if version is not None else None
-    results = [r for r in session.scalars(query) if wanted is None or Version(r.release.version) == wanted]
+             .order_by(EvalResult.avg_reward.desc(), EvalResult.id).offset(offset).limit(limit))
+    results = list(session.scalars(query))
     rescores = rescore_checks(session, [r.id for r in results])
     return [leaderboard_row(r, rescores.get(r.id)) for r in results]
+
+
+def count_results(session: Session, principal: Principal | None, name: str, owner: str | None = None,
+                  version: str | None = None) -> int:
+    """How many results the project (or one of its versions) has."""
+    view = project_view(session, principal, name, owner)
+    return int(session.scalar(select(func.count()).select_from(_results_of(view.normalized, version).subquery()))
+               or 0)
+
+
+def result_row(session: Session, principal: Principal | None, result_id: int) -> LeaderboardRow:
+    """One result with its summary, if ``principal`` may read its project (else :class:`NotFound`)."""
+    result = session.get(EvalResult, result_id)
+    if result is None or not can_read(principal, result.release.project):
+        raise NotFound(f"no eval result {result_id}")
+    return leaderboard_row(result, rescore_checks(session, [result.id]).get(result.id), with_summary=True)
 
 
 def delete_eval(session: Session, principal: Principal, result_id: int) -> None:

@@ -32,7 +32,8 @@ class RolloutPage:
 
 
 def _row(session: Session, result: EvalResult) -> evals.LeaderboardRow:
-    return evals.leaderboard_row(result, server_checks.rescore_checks(session, [result.id]).get(result.id))
+    return evals.leaderboard_row(result, server_checks.rescore_checks(session, [result.id]).get(result.id),
+                                 with_summary=True)
 
 
 def eval_page(session: Session, principal: Principal | None, owner: str, name: str, result_id: int, show: Show,

@@ -48,7 +48,8 @@ class EnvironmentPage:
     install: InstallSnippets | None
     eval_command: EvalCommand
     downloads: DownloadStats
-    leaderboard: list[evals.LeaderboardRow]
+    leaderboard: list[evals.LeaderboardRow]  # the best LEADERBOARD_PAGE results
+    leaderboard_total: int
     metric_columns: list[str]
     check: server_checks.CheckView | None  # the Hub's own check of this version (None: never checked)
 
@@ -93,7 +94,9 @@ def environment_page(session: Session, hub: Hub, principal: Principal | None, ow
     readme = release_readme(hub.db, session, ref.id) if ref else RenderedReadme("")
     pyproject = sdist_pyproject(hub.storage, sdist.sha256, sdist.filename) if sdist else None
     details = environment_details(pyproject, readme.tables, ref.keywords if ref else "")
-    rows = evals.leaderboard(session, principal, project.normalized, owner)
+    rows = evals.leaderboard(session, principal, project.normalized, owner, limit=evals.LEADERBOARD_PAGE)
+    full = len(rows) == evals.LEADERBOARD_PAGE
+    total = evals.count_results(session, principal, project.normalized, owner) if full else len(rows)
     return EnvironmentPage(
         project=project, release=release, is_latest=shown == project.latest, files=files,
         readme=Markup(readme.html),  # sanitised when it was rendered (services/readme_html.py)
@@ -101,6 +104,6 @@ def environment_page(session: Session, hub: Hub, principal: Principal | None, ow
         install=install_snippets(hub_url, prefix, project, shown, files) if shown else None,
         eval_command=eval_command(project.name, details.eval_defaults),
         downloads=project_downloads(session, project.normalized),
-        leaderboard=rows, metric_columns=_metric_columns(rows, details),
+        leaderboard=rows, leaderboard_total=total, metric_columns=_metric_columns(rows, details),
         check=server_checks.contract_check(session, ref.id) if ref else None,
     )

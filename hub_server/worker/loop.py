@@ -91,7 +91,7 @@ def _rescore_request(db: Database, eval_id: int, project: str, config: WorkerCon
         result = session.get(EvalResult, eval_id)
         if result is None:
             raise ValueError(f"eval result {eval_id} was withdrawn")
-        env_args = result.run_metadata.get("env_args")
+        env_args = result.env_args
         rows = list(session.scalars(select(EvalRollout).where(EvalRollout.eval_id == eval_id)))
         groups = sample_groups(rows, config.rescore_sample, seed=eval_id)
         request = {"mode": "rescore", "name": project, "env_args": env_args if isinstance(env_args, dict) else {},

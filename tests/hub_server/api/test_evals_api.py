@@ -38,9 +38,24 @@ def test_push_then_read_the_leaderboard(client: TestClient, token: str) -> None:
     results = client.get("/api/v1/projects/alice/demo-env/evals").json()["results"]
     assert [(r["model"], r["version"], r["avg_reward"], r["submitted_by"]) for r in results] == [
         ("m1", "0.1.0", 0.5, "alice")]
-    assert client.get("/api/v1/projects/alice/demo-env/evals", params={"version": "0.2.0"}).json() == {"results": []}
+    assert client.get("/api/v1/projects/alice/demo-env/evals", params={"version": "0.2.0"}).json() == {
+        "results": [], "total": 0, "offset": 0, "limit": 100}
+    assert results[0]["summary"] == ""  # a list never carries summaries; the result's own route does
+    assert client.get(f"/api/v1/evals/{answer['id']}").json()["summary"] == "s"
     deleted = client.delete(f"/api/v1/evals/{answer['id']}", headers=bearer(token))
     assert deleted.status_code == 200 and client.get("/api/v1/projects/alice/demo-env/evals").json()["results"] == []
+
+
+def test_the_leaderboard_pages_in_sql_and_the_page_shows_the_best_hundred(client: TestClient, token: str) -> None:
+    for i in range(103):
+        pushed = client.post("/api/v1/evals", headers=bearer(token),
+                             json=body(metadata={**META, "model": f"m{i}", "avg_reward": i / 200}))
+        assert pushed.status_code == 201, pushed.text
+    page = client.get("/api/v1/projects/alice/demo-env/evals", params={"limit": 2, "offset": 1}).json()
+    assert page["total"] == 103 and [r["model"] for r in page["results"]] == ["m101", "m100"]
+    assert client.get("/api/v1/projects/alice/demo-env/evals", params={"limit": 0}).status_code == 422
+    html = client.get("/alice/demo-env").text
+    assert "The best 100 of 103 results" in html and "m102" in html and ">m2<" not in html
 
 
 @pytest.mark.parametrize(
@@ -52,6 +67,10 @@ def test_push_then_read_the_leaderboard(client: TestClient, token: str) -> None:
         (body(owner="mallory"), 404, "no such project"),
         ({"project": "demo-env"}, 400, "version"),
         (body(summary="x" * 70_000), 400, "summary"),
+        (body(metadata={**META, **{f"k{i}": 1 for i in range(100)}}), 400, "keys"),
+        (body(metadata={**META, "extra": "x" * 300_000}), 400, "bytes as JSON"),
+        (body(metadata={**META, "deep": json.loads("[" * 30 + "]" * 30)}), 400, "nested deeper"),
+        (body(metadata={**META, "env_args": {"blob": "x" * 9000}}), 400, "env_args"),
     ],
 )
 def test_bad_pushes_are_refused_with_a_reason(client: TestClient, token: str, payload: dict[str, Any], status: int,

@@ -62,7 +62,8 @@ def test_vf_eval_push_puts_the_run_on_the_environment_page(live_url: str, hub: H
     assert "alice owner" in text and "verified" not in text
     assert "lcs_reward" in text  # the metric columns
     [result] = httpx.get(f"{live_url}/api/v1/projects/alice/reverse-text/evals").json()["results"]
-    assert "scripted-reverse" in result["summary"] and result["artifact_verified"] is True
+    assert result["artifact_verified"] is True
+    assert "scripted-reverse" in httpx.get(f"{live_url}/api/v1/evals/{result['id']}").json()["summary"]
     # The result's page lists its 8 rollouts; each opens on its transcript (the prompt's text, the reply).
     listing = httpx.get(pushed.group(1)).text
     assert listing.count("/rollouts/") == 8 and "all <span class=\"count\">8</span>" in listing

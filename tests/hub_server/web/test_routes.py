@@ -118,7 +118,10 @@ def test_leaderboard_on_the_page(client: TestClient, alice: str) -> None:
     page = client.get("/alice/demo-env")
     text = text_of(page.text)
     assert "gpt-x v0.1.0 · 20 × 3" in text and "0.875 ± 0.100" in text and "0.750" in text and "0.800" in text
-    assert "alice owner" in text and "&lt;script&gt;x" in page.text
+    assert "alice owner" in text and "<script>x" not in page.text
+    # the summary is on the result's own page (the leaderboard never loads it), escaped
+    result = client.get(f"/alice/demo-env/evals/{pushed.json()['id']}")
+    assert "&lt;script&gt;x&lt;/script&gt; table" in result.text and "<script>x" not in result.text
 
 
 def test_owner_page_and_unknown_things_are_404_pages(client: TestClient, alice: str) -> None:
