@@ -3,6 +3,8 @@ type checker's run when the session includes it (``tests/mypy_run.py``)."""
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -12,6 +14,12 @@ from openai import AsyncOpenAI
 
 from tests import mypy_run
 from verifiers.testing import ScriptedServer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One run secret for the session, as a launcher makes one per run: the inference servers tests start and the
+    # weight clients they use share it (trainer_adapter/inference/run_secret.py); tests of its absence unset it.
+    os.environ.setdefault("VF_RUN_SECRET", "test-session-" + secrets.token_urlsafe(16))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -112,16 +112,21 @@ def trainer_node(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0
 
 @app.command("inference")
 def inference(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0,
-              host: Annotated[str, typer.Option(help="Address the server listens on.")] = "0.0.0.0",
+              host: Annotated[str, typer.Option(help="Address the server listens on (0.0.0.0: every interface, "
+                                                    "which a server other nodes use needs).")] = "127.0.0.1",
               port: Annotated[int, typer.Option(min=1, max=65535, help="Its port.")] = 8000) -> None:
     """Become one of the run's vLLM servers (run it with vLLM's interpreter), on the run's initial weights;
     with relays, beside a follower that loads every version the relays announce."""
     import subprocess
 
+    from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
     from trainer_adapter.inference.vllm_server import InferenceServer
     from trainer_adapter.lifeline import parent_death_signal
     from trainer_adapter.rl_run import follower_command
 
+    if run_secret() is None:
+        raise typer.BadParameter(f"{RUN_SECRET_VAR} is not set: the trainer's weight updates need the run secret "
+                                 "(deploy/slurm/rl.sbatch exports one per job)")
     wait_for_launch(run_dir, launch_id, timeout)
     config = _run_config(run_dir)
     settings = config.inference.server_config(run_dir / "base", config.orchestrator.model_name, port)

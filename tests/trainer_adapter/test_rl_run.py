@@ -513,3 +513,21 @@ def test_rl_checkpoints_by_default_and_the_launcher_names_the_resume_step(tmp_pa
     assert trainer_config(config, tmp_path / "base", resume_step=20).resume_step == 20
     with pytest.raises(TrainerConfigError, match="trainer.checkpoint.resume"):  # --resume decides, not a field
         _config(tmp_path, '[env]\nid = "arithmetic"\n[trainer.checkpoint]\nresume = true\n')
+
+
+def test_servers_given_by_url_need_the_run_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # their weight routes answer only the secret they were started with: without one, nothing starts
+    monkeypatch.delenv("VF_RUN_SECRET", raising=False)
+    config = _config(tmp_path, '[env]\nid = "arithmetic"\n', **{"output_dir": str(tmp_path / "run"),
+                                                                 "inference.urls": ["http://127.0.0.1:9/v1"]})
+    with pytest.raises(TrainerConfigError, match="VF_RUN_SECRET"):
+        run_rl(config)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_clusters_inference_role_needs_the_run_secret(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "VF_RUN_SECRET"}
+    done = subprocess.run([sys.executable, "-m", "trainer_adapter.cluster", "inference", str(tmp_path),
+                           "--launch-id", "x", "--timeout", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0 and "VF_RUN_SECRET is not set" in done.stderr, done.stderr[-2000:]

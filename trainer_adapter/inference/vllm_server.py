@@ -42,6 +42,7 @@ from pydantic_core import PydanticUndefined
 
 from trainer_adapter.config import flat_fields, load_config, parse_override
 from trainer_adapter.inference.errors import InferenceServerError
+from trainer_adapter.inference.run_secret import ensure_run_secret
 from trainer_adapter.lifeline import parent_death_signal
 from verifiers.errors import UsageError
 
@@ -172,6 +173,7 @@ class InferenceServer:
         """Start the process without waiting (several servers can then start side by side)."""
         if self.process is not None:
             raise InferenceServerError("this server was already launched")
+        ensure_run_secret()  # the weight routes answer only it: this process and its children share it
         env = {**os.environ, **self.config.env(), **self.extra_env}
         if "VLLM_RPC_BASE_PATH" not in env:
             # vLLM names its ZeroMQ sockets <dir>/<uuid> and leaves them (and vllm_dist_* folders) behind

@@ -13,8 +13,9 @@ updated server answer like a fresh one:
 - *Prefix cache.* KV blocks computed with old weights would be reused by new requests with the same
   prompt prefix. After the n-th update every generation request gets ``cache_salt`` "weights-vN" (joined
   to any salt of its own), so new requests never hit old blocks while requests in flight keep theirs.
-- *Auth.* vLLM only guards ``/v1`` paths with ``--api-key``; these routes change the model, so they ask for
-  the same bearer token whenever one is configured.
+- *Auth.* vLLM only guards ``/v1`` paths with ``--api-key``; these routes change the model, so they ask for a
+  bearer token that is the run secret (``VF_RUN_SECRET``, :mod:`trainer_adapter.inference.run_secret`) or one of
+  vLLM's API keys, and are closed (403) on a server that has neither.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from trainer_adapter.inference.commitment_route import add_commitment_route
 from trainer_adapter.inference.errors import WeightsFolderError
+from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
 from trainer_adapter.inference.weights_folder import check_compatible, is_tied, read_index, weight_files
 
 logger = logging.getLogger(__name__)
@@ -84,7 +86,12 @@ class WeightRoutes:
         if path in ADMIN_PATHS:
             # The admin app is its own Starlette app: it replaces scope["app"], so hand it vLLM's engine here.
             engine = scope["app"].state.engine_client
-            await self.admin({**scope, _ENGINE_KEY: engine, "vllm_args": scope["app"].state.args}, receive, send)
+            admin_scope = {**scope, _ENGINE_KEY: engine, "vllm_args": scope["app"].state.args}
+            # The token first, before the body is read or validated: a caller without it learns nothing.
+            if denied := _check_token(Request(admin_scope)):
+                await denied(admin_scope, receive, send)
+                return
+            await self.admin(admin_scope, receive, send)
             return
         salt = self.state.salt()
         if salt is not None and scope.get("method") == "POST" and path in SALTED_PATHS:
@@ -162,11 +169,13 @@ async def _load(
 
 
 def _check_token(request: Request) -> JSONResponse | None:
-    """Deny unless the bearer token is one of vLLM's API keys (when any is set)."""
+    """Deny unless the bearer token is the run secret or one of vLLM's API keys; with neither set, deny all."""
     args = request.scope.get("vllm_args")
-    keys = [k for k in (getattr(args, "api_key", None) or [os.environ.get("VLLM_API_KEY")]) if k]
+    keys = [k for k in (*(getattr(args, "api_key", None) or [os.environ.get("VLLM_API_KEY")]), run_secret()) if k]
     if not keys:
-        return None
+        return JSONResponse({"error": f"the weight routes are closed: this server has no run secret ({RUN_SECRET_VAR})"
+                                      " or API key; start it with one, and give the trainer the same"},
+                            status_code=403)
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     digest = hashlib.sha256(token.encode()).digest()
     ok = scheme.lower() == "bearer" and any(

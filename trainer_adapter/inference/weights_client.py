@@ -18,12 +18,13 @@ import aiohttp
 import httpx2
 
 from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError, WeightUpdateError
+from trainer_adapter.inference.run_secret import run_secret
 from verifiers.http import AioHttpClient
 
 
 class WeightsClient:
     """``/update_weights``, ``/reload_weights``, ``/weights`` and ``/commitment`` of one server (its ``/v1`` URL or
-    its root)."""
+    its root), with the run secret (``VF_RUN_SECRET``) as the bearer token unless ``api_key`` is given."""
 
     def __init__(
         self,
@@ -33,7 +34,8 @@ class WeightsClient:
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         root = base_url.rstrip("/").removesuffix("/v1")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        token = api_key if api_key is not None else run_secret()
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         # vLLM closes idle connections after 5 s, and a trainer step is often longer: idle connections are
         # retired after 2 s, before the server drops them (see _call for the race that is left).
         options: dict[str, Any] = {"base_url": root, "headers": headers, "timeout": timeout}

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.trainer_adapter.admin_headers import admin_headers
 from tests.trainer_adapter.broadcast.conftest import free_port
 from trainer_adapter.broadcast.fetcher import Fetcher
 from trainer_adapter.broadcast.publisher import Publisher
@@ -81,7 +82,8 @@ async def test_broadcast_weights_are_loaded_and_change_what_the_server_generates
     ids, logprobs = greedy(server)
     assert ids != base_ids or max(abs(a - b) for a, b in zip(logprobs, base_logprobs, strict=False)) > 1e-2
     # And it is the variant exactly: the same folder loaded from the trainer's own copy gives the same output.
-    httpx.post(f"{server.url}/update_weights", json={"weight_dir": str(models[1])}, timeout=120).raise_for_status()
+    httpx.post(f"{server.url}/update_weights", json={"weight_dir": str(models[1])},
+               headers=admin_headers(), timeout=120).raise_for_status()
     assert greedy(server) == (ids, logprobs)
-    httpx.post(f"{server.url}/reload_weights", timeout=120).raise_for_status()
+    httpx.post(f"{server.url}/reload_weights", headers=admin_headers(), timeout=120).raise_for_status()
     assert greedy(server)[0] == base_ids

@@ -27,6 +27,7 @@ from openai import AsyncOpenAI
 from safetensors.numpy import load_file, save_file
 
 import verifiers as vf
+from tests.trainer_adapter.admin_headers import admin_headers
 from trainer_adapter.inference.errors import WeightsFolderError, WeightUpdateError
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
 from trainer_adapter.inference.weights_client import WeightsClient
@@ -104,7 +105,7 @@ def updated(servers: dict[str, InferenceServer]) -> Iterator[InferenceServer]:
     """The server that takes updates; every test leaves it on its base weights."""
     server = servers["updated"]
     yield server
-    httpx.post(f"{server.url}/reload_weights", timeout=120).raise_for_status()
+    httpx.post(f"{server.url}/reload_weights", headers=admin_headers(), timeout=120).raise_for_status()
 
 
 def prompt_logprobs(server: InferenceServer, ids: list[int] = PROMPT_IDS) -> list[float]:
@@ -136,7 +137,8 @@ def gap(a: list[float], b: list[float]) -> float:
 
 
 def update(server: InferenceServer, weight_dir: Path) -> dict[str, Any]:
-    response = httpx.post(f"{server.url}/update_weights", json={"weight_dir": str(weight_dir)}, timeout=120)
+    response = httpx.post(f"{server.url}/update_weights", json={"weight_dir": str(weight_dir)},
+                          headers=admin_headers(), timeout=120)
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -231,7 +233,7 @@ def test_stock_reload_rpc_leaves_the_tied_head_stale(updated: InferenceServer, s
     assert set(update(updated, models[1])["repacked"]) == {"model.embed_tokens", "lm_head"}
     assert gap(prompt_logprobs(updated), want) <= TOL
     # vLLM's RPC repointed the worker's model path at the variant; /reload_weights still finds the base.
-    httpx.post(f"{updated.url}/reload_weights", timeout=120).raise_for_status()
+    httpx.post(f"{updated.url}/reload_weights", headers=admin_headers(), timeout=120).raise_for_status()
     assert gap(prompt_logprobs(updated), base_logprobs) <= TOL
 
 
@@ -246,7 +248,7 @@ def test_update_matches_a_fresh_server_and_reload_returns(updated: InferenceServ
     want_ids, want_logprobs = sampled(chat(servers["fresh"]))
     assert ids == want_ids and gap(logprobs, want_logprobs) <= TOL
     assert ids != base_sample[0]
-    httpx.post(f"{updated.url}/reload_weights", timeout=120).raise_for_status()
+    httpx.post(f"{updated.url}/reload_weights", headers=admin_headers(), timeout=120).raise_for_status()
     assert gap(prompt_logprobs(updated), base_logprobs) <= TOL
     again_ids, again_logprobs = sampled(chat(updated))
     assert again_ids == base_sample[0] and gap(again_logprobs, base_sample[1]) <= TOL

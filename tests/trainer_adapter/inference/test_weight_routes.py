@@ -8,6 +8,7 @@ is exercised in test_vllm_cpu.py. Requests go through :class:`WeightsClient` or 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,7 +20,8 @@ import pytest
 from fastapi import FastAPI, Request
 from safetensors.numpy import save_file
 
-from trainer_adapter.inference.errors import WeightsFolderError, WeightUpdateError
+from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError, WeightUpdateError
+from trainer_adapter.inference.run_secret import RUN_SECRET_VAR
 from trainer_adapter.inference.weight_routes import WeightRoutes, salted_body
 from trainer_adapter.inference.weights_client import WeightsClient
 
@@ -110,9 +112,14 @@ async def test_folders_that_do_not_fit_are_refused_before_the_engine(
     assert engine.calls == []
 
 
+def _authorized() -> dict[str, str]:
+    return {"Authorization": f"Bearer {os.environ[RUN_SECRET_VAR]}"}  # the session's (tests/conftest.py)
+
+
 async def test_bad_bodies_are_refused(engine: StandInEngine, tmp_path: Path) -> None:
     app = vllm_like_app(engine)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server") as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server",
+                                 headers=_authorized()) as http:
         assert (await http.post("/update_weights", json={})).status_code == 422
         assert (await http.post("/update_weights", json={"weight_dir": ""})).status_code == 422
         assert (await http.post("/update_weights", json={"weight_dir": "x", "extra": 1})).status_code == 422
@@ -141,10 +148,39 @@ async def test_routes_need_the_api_key_when_one_is_set(tmp_path: Path, engine: S
         assert (await weights.reload())["version"] == 1
 
 
+async def test_without_a_run_secret_or_api_key_the_routes_are_closed(engine: StandInEngine,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(RUN_SECRET_VAR, raising=False)
+    monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    app = vllm_like_app(engine)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server") as http:
+        for method, path in (("GET", "/weights"), ("POST", "/reload_weights"), ("POST", "/update_weights"),
+                             ("POST", "/commitment")):
+            answer = await http.request(method, path, json={}, headers={"Authorization": "Bearer anything"})
+            assert answer.status_code == 403 and RUN_SECRET_VAR in answer.text, (path, answer.text)
+    assert engine.calls == []
+
+
+async def test_the_run_secret_opens_the_routes_and_nothing_else_does(engine: StandInEngine,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RUN_SECRET_VAR, "the-run-secret")
+    app = vllm_like_app(engine)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server") as http:
+        assert (await http.get("/weights")).status_code == 401
+        assert (await http.post("/reload_weights", headers={"Authorization": "Bearer wrong"})).status_code == 401
+        assert (await http.get("/weights", headers={"Authorization": "Basic the-run-secret"})).status_code == 401
+    async with client_for(app) as weights:  # the client sends the run secret of its environment
+        assert (await weights.reload())["version"] == 1
+    async with client_for(app, api_key="wrong") as weights:
+        with pytest.raises(InferenceServerError, match="401"):
+            await weights.reload()
+
+
 async def test_generation_requests_are_salted_only_after_an_update(tmp_path: Path, engine: StandInEngine) -> None:
     app = vllm_like_app(engine)
     new = write_model(tmp_path / "new")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server") as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server",
+                                 headers=_authorized()) as http:
         before = (await http.post("/v1/completions", json={"prompt": "hi"})).json()
         assert "cache_salt" not in before["body"]
         assert (await http.post("/update_weights", json={"weight_dir": str(new)})).status_code == 200

@@ -19,6 +19,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from transformers import PreTrainedModel
 
+from tests.trainer_adapter.admin_headers import admin_headers
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
 from trainer_adapter.model.tiny import ModelConfig, load_model
 from trainer_adapter.model.tokenizer import build_tokenizer
@@ -93,7 +94,8 @@ def generate(server: InferenceServer, prompt: list[int], seed: int) -> dict[str,
 
 
 def commitments(server: InferenceServer, rollouts: list[dict[str, list[int]]]) -> httpx.Response:
-    return httpx.post(f"{server.url}/commitment", json={"rollouts": rollouts, "interval": 8, "k": 8}, timeout=120)
+    return httpx.post(f"{server.url}/commitment", json={"rollouts": rollouts, "interval": 8, "k": 8},
+                      headers=admin_headers(), timeout=120)
 
 
 def server_batch(server: InferenceServer, worker: str, step: int, edit: bool = False) -> SubmittedBatch:
@@ -147,12 +149,13 @@ def test_tokens_edited_after_the_commitment_are_rejected(
 def test_a_server_serving_other_weights_is_rejected(
     server: InferenceServer, trainer_model: PreTrainedModel, folders: tuple[Path, Path]
 ) -> None:
-    httpx.post(f"{server.url}/update_weights", json={"weight_dir": str(folders[1])}, timeout=120).raise_for_status()
+    httpx.post(f"{server.url}/update_weights", json={"weight_dir": str(folders[1])},
+               headers=admin_headers(), timeout=120).raise_for_status()
     try:
         batch = server_batch(server, "other-weights", 1)
         assert commitments(server, [{"prompt_ids": [1, 2], "completion_ids": [3]}]).json()["weights_version"] == 1
     finally:
-        httpx.post(f"{server.url}/reload_weights", timeout=120).raise_for_status()
+        httpx.post(f"{server.url}/reload_weights", headers=admin_headers(), timeout=120).raise_for_status()
     verdict = validator(trainer_model).validate(batch.model_dump())
     assert {"commitment", "logprobs"} <= verdict.checks
 
@@ -172,6 +175,6 @@ def test_a_server_serving_other_weights_is_rejected(
 def test_bad_commitment_requests_are_refused_and_the_server_serves_on(
     server: InferenceServer, body: dict[str, Any], status: int, message: str
 ) -> None:
-    response = httpx.post(f"{server.url}/commitment", json=body, timeout=60)
+    response = httpx.post(f"{server.url}/commitment", json=body, headers=admin_headers(), timeout=60)
     assert response.status_code == status and message in response.text
     assert commitments(server, [{"prompt_ids": [1, 2], "completion_ids": [3, 4]}]).status_code == 200
