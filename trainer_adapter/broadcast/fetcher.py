@@ -29,9 +29,10 @@ import httpx
 from trainer_adapter.broadcast.config import BroadcastConfig
 from trainer_adapter.broadcast.errors import CorruptCheckpointError, ManifestError, RelayError, StaleVersionError
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
-from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, parse_manifest
+from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, parse_manifest, verify_manifest
 from trainer_adapter.broadcast.relay_choice import RelayChoice
 from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError, WeightUpdateError
+from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
 from trainer_adapter.inference.weights_client import WeightsClient
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class Fetcher:
         shard_timeout: float = 300.0,
         keep_local: int = 2,
         choice: RelayChoice | None = None,
+        secret: str | None = None,
     ) -> None:
         if not relays:
             raise ValueError("at least one relay is needed")
@@ -72,8 +74,14 @@ class Fetcher:
         self.loaded_step: int | None = None
         self.discarded: set[int] = set()
         self._next_restart_check = 0.0
+        secret = secret if secret is not None else run_secret()
+        if not secret:
+            raise RelayError(f"following relays needs the run secret ({RUN_SECRET_VAR}): they serve only with it, "
+                             "and a version is loaded only if it signed the manifest")
+        self._secret = secret
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=5.0),
-                                       limits=httpx.Limits(max_connections=concurrency + len(relays)))  # fmt: skip
+                                       limits=httpx.Limits(max_connections=concurrency + len(relays)),
+                                       headers={"Authorization": f"Bearer {secret}"})  # fmt: skip
 
     @classmethod
     def from_config(cls, config: BroadcastConfig, weights: WeightsClient | None = None) -> Fetcher:
@@ -83,19 +91,27 @@ class Fetcher:
                    choice=RelayChoice(config.relays, explore=config.exploration))  # fmt: skip
 
     async def latest_step(self) -> int | None:
-        """The newest version any relay announces (relays that are down or answer nonsense are skipped)."""
-        answers = await asyncio.gather(*(self._latest_on(r) for r in self.relays))
-        steps = [s for s in answers if s is not None]
+        """The newest version the relays hold, discarded versions aside: what ``latest.json`` announces and the
+        version folders each relay lists (relays that are down or answer nonsense are skipped). Both, so that
+        a version the trainer never published — announced, or merely present — cannot hide its next one."""
+        answers = await asyncio.gather(*(self._steps_on(r) for r in self.relays))
+        steps = {s for found in answers for s in found if s not in self.discarded}
         return max(steps, default=None)
 
-    async def _latest_on(self, relay: str) -> int | None:
+    async def _steps_on(self, relay: str) -> set[int]:
+        found: set[int] = set()
         try:
             data = await self._get(relay, LATEST)
             step = json.loads(data)["step"] if data is not None else None
+            if isinstance(step, int) and not isinstance(step, bool) and step >= 0:
+                found.add(step)
+            listing = await self._get(relay, "")
+            entries = json.loads(listing) if listing is not None else []
+            found.update(int(e["name"]) for e in entries if isinstance(e, dict) and e.get("type") == "directory"
+                         and isinstance(e.get("name"), str) and e["name"].isdigit() and len(e["name"]) < 19)
         except (httpx.HTTPError, RelayError, ValueError, TypeError, KeyError) as exc:
-            log.warning("relay %s: no usable %s (%s)", relay, LATEST, exc)
-            return None
-        return step if isinstance(step, int) and step >= 0 else None
+            log.warning("relay %s: no usable %s or listing (%s)", relay, LATEST, exc)
+        return found
 
     async def load(self, step: int) -> Path:
         """Fetch version ``step`` and load it into the server; refuses a version no newer than the loaded one."""
@@ -194,7 +210,7 @@ class Fetcher:
                 if raw is None:
                     continue
                 try:
-                    manifest = parse_manifest(raw)
+                    manifest = verify_manifest(parse_manifest(raw), self._secret)
                 except ManifestError as exc:
                     bad[relay] = str(exc)
                     continue

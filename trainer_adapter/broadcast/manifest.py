@@ -1,15 +1,20 @@
 """A checkpoint as the relays hold it: a folder's files cut into fixed-size shards, each with its sha256.
 
 The manifest is written before any shard, so a node can start fetching shards while the rest are still
-being uploaded; it also carries the whole checkpoint's sha256 (all files' bytes in manifest order)::
+being uploaded; it also carries the whole checkpoint's sha256 (all files' bytes in manifest order). The shard
+hashes only prove the bytes are the manifest's, so the trainer signs the manifest (HMAC-SHA256 with the run
+secret, :func:`sign_manifest`) and a node loads nothing whose manifest it cannot verify (:func:`verify_manifest`):
+bytes someone else put on a relay are refused whatever they hash to::
 
-    manifest = build_manifest(Path("broadcasts/step_3"), step=3, shard_size=8 * 2**20)
+    manifest = sign_manifest(build_manifest(Path("broadcasts/step_3"), step=3, shard_size=8 * 2**20), secret)
+    verify_manifest(parse_manifest(raw), secret)
     data = read_shard(Path("broadcasts/step_3"), manifest.shards[0])
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from pathlib import Path
 from typing import Literal
 
@@ -56,6 +61,7 @@ class Manifest(BaseModel):
     files: list[FileEntry]
     shards: list[ShardEntry]
     checkpoint_sha256: str = Field(pattern=_SHA256)
+    signature: str = Field("", description="HMAC-SHA256 (hex) of the rest of the manifest with the run secret")
 
     @model_validator(mode="after")
     def _shards_tile_the_files(self) -> Manifest:
@@ -120,6 +126,25 @@ def build_manifest(folder: Path, step: int, shard_size: int) -> Manifest:
                     checkpoint_sha256=whole.hexdigest())  # fmt: skip
 
 
+def _mac(manifest: Manifest, secret: str) -> str:
+    signed = manifest.model_dump_json(exclude={"signature"}).encode()
+    return hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+
+
+def sign_manifest(manifest: Manifest, secret: str) -> Manifest:
+    """``manifest`` signed with the run secret."""
+    return manifest.model_copy(update={"signature": _mac(manifest, secret)})
+
+
+def verify_manifest(manifest: Manifest, secret: str) -> Manifest:
+    """``manifest`` if the run secret signed it; otherwise a ``ManifestError`` (unsigned, or someone else's)."""
+    if not manifest.signature:
+        raise ManifestError(f"the manifest of step {manifest.step} is not signed: not this run's trainer's")
+    if not hmac.compare_digest(manifest.signature, _mac(manifest, secret)):
+        raise ManifestError(f"the manifest of step {manifest.step} has a signature this run's secret did not make")
+    return manifest
+
+
 def read_shard(folder: Path, shard: ShardEntry) -> bytes:
     """The bytes of one shard, read from the checkpoint folder the manifest was built from."""
     with (folder / shard.file).open("rb") as fh:
@@ -127,4 +152,5 @@ def read_shard(folder: Path, shard: ShardEntry) -> bytes:
         return fh.read(shard.size)
 
 
-__all__ = ["MANIFEST_NAME", "FileEntry", "Manifest", "ShardEntry", "build_manifest", "parse_manifest", "read_shard"]
+__all__ = ["MANIFEST_NAME", "FileEntry", "Manifest", "ShardEntry", "build_manifest", "parse_manifest", "read_shard",
+           "sign_manifest", "verify_manifest"]

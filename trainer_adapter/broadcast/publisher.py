@@ -23,7 +23,8 @@ import httpx
 from trainer_adapter.broadcast.config import BroadcastConfig
 from trainer_adapter.broadcast.errors import RelayError
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path, version_dir
-from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, build_manifest, read_shard
+from trainer_adapter.broadcast.manifest import Manifest, ShardEntry, build_manifest, read_shard, sign_manifest
+from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +41,21 @@ class Publisher:
     """Uploads checkpoints to relays over WebDAV PUT and keeps only the newest ``keep`` versions on them."""
 
     def __init__(self, relays: list[str], keep: int = 3, shard_size: int = 8 * 2**20, concurrency: int = 4,
-                 timeout: float = 120.0) -> None:  # fmt: skip
+                 timeout: float = 120.0, secret: str | None = None) -> None:  # fmt: skip
         if not relays:
             raise ValueError("at least one relay is needed")
+        secret = secret if secret is not None else run_secret()
+        if not secret:
+            raise RelayError(f"publishing to relays needs the run secret ({RUN_SECRET_VAR}): relays take writes only "
+                             "with it, and followers load only manifests it signed")
+        self._secret = secret
         if keep < 1 or shard_size < 1 or concurrency < 1:
             raise ValueError(f"keep, shard_size and concurrency must be >= 1, got {keep}, {shard_size}, {concurrency}")
         self.relays = [r if r.endswith("/") else r + "/" for r in relays]
         self.keep = keep
         self.shard_size = shard_size
         self.concurrency = concurrency
-        self._http = httpx.AsyncClient(timeout=timeout)
+        self._http = httpx.AsyncClient(timeout=timeout, headers={"Authorization": f"Bearer {secret}"})
 
     @classmethod
     def from_config(cls, config: BroadcastConfig) -> Publisher:
@@ -59,7 +65,8 @@ class Publisher:
 
     async def publish(self, folder: Path, step: int) -> PublishResult:
         """Upload ``folder`` as version ``step``; returns once every live relay holds all of it."""
-        manifest = await asyncio.to_thread(build_manifest, folder, step, self.shard_size)
+        built = await asyncio.to_thread(build_manifest, folder, step, self.shard_size)
+        manifest = sign_manifest(built, self._secret)
         result = PublishResult(manifest)
         body = manifest.model_dump_json().encode()
         await self._each_relay(result, lambda relay: self._put(relay, manifest_path(step), body))

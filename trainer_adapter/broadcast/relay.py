@@ -1,5 +1,9 @@
 """A relay: nginx serving a folder over HTTP, taking WebDAV PUT/DELETE from the publisher, rate-limited per client.
 
+Every request needs the run secret as its bearer token (``VF_RUN_SECRET``): writes always, reads unless
+``public_reads`` (shards are the run's weights). nginx compares it in a ``map``; the config file that holds it is
+readable by its owner only.
+
 nginx is Debian's (``scripts/setup_nginx.sh``; its http_dav module is built in). Each relay gets its own prefix
 folder for config, logs, pid and request-body temp files, so several run side by side without root::
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import socket
@@ -32,6 +37,7 @@ from typing import NoReturn
 from pydantic import BaseModel, Field, ValidationError
 
 from trainer_adapter.broadcast.errors import RelayError
+from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
 from trainer_adapter.lifeline import parent_death_signal
 
 NGINX_SETUP = "bash scripts/setup_nginx.sh"
@@ -45,6 +51,7 @@ class RelayConfig(BaseModel):
     rate_limit_bytes: int = Field(0, ge=0, description="per-connection send rate, bytes/s (limit_rate); 0 = none")
     max_conns_per_client: int = Field(16, ge=1, description="concurrent connections per client address (limit_conn)")
     max_upload_bytes: int = Field(2**30, ge=1, description="largest shard or manifest a PUT may carry")
+    public_reads: bool = Field(False, description="serve GET and HEAD without the run secret (writes always need it)")
 
 
 def nginx_binary() -> str | None:
@@ -52,8 +59,25 @@ def nginx_binary() -> str | None:
     return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
 
 
-def nginx_conf(config: RelayConfig, workdir: Path) -> str:
-    """The relay's whole nginx.conf: one server, the data folder ``workdir/data`` as its root."""
+_SECRET_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")
+
+
+def _auth_map(secret: str, public_reads: bool) -> str:
+    """``$relay_denied``: 0 for a request with the secret (any method), or a read when reads are public."""
+    if not _SECRET_CHARS.fullmatch(secret):
+        raise RelayError(f"the run secret ({RUN_SECRET_VAR}) must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = -")
+    entries = "".join(f'        "{method} Bearer {secret}" 0;\n' for method in ("GET", "HEAD", "PUT", "DELETE"))
+    public = '        "~^(GET|HEAD) " 0;\n' if public_reads else ""
+    # keys are the method and the whole header (~560 bytes at most): nginx's default 64-byte buckets cannot hold them
+    return f"""    map_hash_bucket_size 1024;
+    map "$request_method $http_authorization" $relay_denied {{
+        default 1;
+{entries}{public}    }}
+"""
+
+
+def nginx_conf(config: RelayConfig, workdir: Path, secret: str) -> str:
+    """The relay's whole nginx.conf: one server, the data folder ``workdir/data`` as its root, ``secret`` needed."""
     # As root nginx's workers would switch to "nobody", who cannot write the data folder it was given.
     user = "user root root;\n" if os.geteuid() == 0 else ""
     return f"""{user}worker_processes 1;
@@ -72,9 +96,10 @@ http {{
     default_type application/octet-stream;
     sendfile on;
     limit_conn_zone $binary_remote_addr zone=per_client:1m;
-    server {{
+{_auth_map(secret, config.public_reads)}    server {{
         listen {config.host}:{config.port};
         root {workdir}/data;
+        if ($relay_denied) {{ return 401; }}
         client_max_body_size {config.max_upload_bytes};
         dav_methods PUT DELETE;
         create_full_put_path on;
@@ -92,10 +117,12 @@ http {{
 class NginxRelay:
     """One nginx process serving a relay on ``config.host:config.port``."""
 
-    def __init__(self, config: RelayConfig, workdir: Path, binary: str | None = None) -> None:
+    def __init__(self, config: RelayConfig, workdir: Path, binary: str | None = None,
+                 secret: str | None = None) -> None:
         self.config = config
         self.workdir = workdir
         self.binary = binary or nginx_binary()
+        self.secret = secret  # default: the run secret of the environment when it starts
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -110,10 +137,15 @@ class NginxRelay:
         """Write the config and start nginx; returns once it accepts connections."""
         if self.binary is None:
             raise RelayError(f"nginx is not installed; install it with {NGINX_SETUP}")
+        secret = self.secret if self.secret is not None else run_secret()
+        if not secret:
+            raise RelayError(f"a relay needs the run secret ({RUN_SECRET_VAR}): it takes writes only with it")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "body_tmp").mkdir(exist_ok=True)
         conf = self.workdir / "nginx.conf"
-        conf.write_text(nginx_conf(self.config, self.workdir))
+        conf.unlink(missing_ok=True)
+        conf.touch(mode=0o600)  # it holds the secret
+        conf.write_text(nginx_conf(self.config, self.workdir, secret))
         self._pid_file.unlink(missing_ok=True)
         log = (self.workdir / "stderr.log").open("ab")
         # A relay goes down with the process that started it (a test or bench killed midway leaves none behind).
@@ -203,8 +235,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--dir", type=Path, required=True,
                         help="the relay's own folder: nginx.conf, logs, and the versions under DIR/data")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--public-reads", action="store_true",
+                        help=RelayConfig.model_fields["public_reads"].description)
     for name, field in RelayConfig.model_fields.items():
-        if name not in ("host", "port"):
+        if name not in ("host", "port", "public_reads"):
             parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=field.default,
                                 help=f"{field.description} (default {field.default})")
     return parser

@@ -31,7 +31,7 @@ def start_relays(tmp_path: Path) -> Iterator[Callable[..., list[NginxRelay]]]:
     need_nginx()
     started: list[NginxRelay] = []
 
-    def start(n: int = 3, **settings: int) -> list[NginxRelay]:
+    def start(n: int = 3, **settings: int | bool) -> list[NginxRelay]:
         for _ in range(n):
             relay = NginxRelay(RelayConfig(port=free_port(), **settings), tmp_path / f"relay{len(started)}")
             relay.start()

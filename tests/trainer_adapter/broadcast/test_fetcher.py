@@ -12,6 +12,7 @@ from tests.trainer_adapter.broadcast.conftest import free_port, make_checkpoint,
 from trainer_adapter.broadcast.errors import CorruptCheckpointError, ManifestError, RelayError, StaleVersionError
 from trainer_adapter.broadcast.fetcher import Fetcher
 from trainer_adapter.broadcast.layout import LATEST, manifest_path, shard_path
+from trainer_adapter.broadcast.manifest import build_manifest, read_shard, sign_manifest
 from trainer_adapter.broadcast.publisher import Publisher
 from trainer_adapter.broadcast.relay import NginxRelay
 from trainer_adapter.broadcast.relay_choice import RelayChoice
@@ -140,6 +141,35 @@ async def test_nonsense_from_relays_is_a_clear_error(relays, tmp_path: Path) -> 
             await fetcher.fetch(10)
 
 
+async def test_a_version_the_trainer_did_not_sign_is_refused_and_never_blocks_the_next(relays, tmp_path: Path) -> None:
+    # The attack replayed (the relays now refuse writes without the secret, so it goes straight to their disks):
+    # version 999999 on every relay — a checkpoint, a manifest whose shard hashes match it, latest.json pointing
+    # at it — with the manifest signed by another run's secret, or not signed at all.
+    forged = make_checkpoint(tmp_path / "forged", 999999, SIZES)
+    manifest = sign_manifest(build_manifest(forged, 999999, SHARD), "another-runs-secret-0123456789")
+    for number, relay in enumerate(relays):
+        signed = manifest if number else manifest.model_copy(update={"signature": ""})
+        (relay.data_dir / "999999").mkdir(parents=True)
+        (relay.data_dir / manifest_path(999999)).write_text(signed.model_dump_json())
+        for shard in manifest.shards:
+            (relay.data_dir / shard_path(999999, shard.index)).write_bytes(read_shard(forged, shard))
+        (relay.data_dir / LATEST).write_text(json.dumps({"step": 999999}))
+    async with Fetcher(urls(relays), tmp_path / "node", poll_interval=0.05, shard_timeout=5) as fetcher:
+        assert await fetcher.latest_step() == 999999
+        with pytest.raises(CorruptCheckpointError, match="not signed|did not make"):
+            await fetcher.fetch(999999)
+        follow = asyncio.create_task(fetcher.follow(until_step=5))
+        await asyncio.sleep(0.5)
+        assert fetcher.loaded_step is None and 999999 in fetcher.discarded
+        async with Publisher(urls(relays), shard_size=SHARD) as publisher:  # the trainer's own next version
+            await publisher.publish(make_checkpoint(tmp_path / "ckpt5", 5, SIZES), 5)
+        for relay in relays:  # and the forger keeps announcing its own
+            (relay.data_dir / LATEST).write_text(json.dumps({"step": 999999}))
+        await asyncio.wait_for(follow, 30)
+    assert fetcher.loaded_step == 5 and same_files(tmp_path / "node" / "step_5", tmp_path / "ckpt5")
+    assert not (tmp_path / "node" / "step_999999").exists()
+
+
 async def test_a_shard_missing_everywhere_fails_after_the_deadline(relays, tmp_path: Path) -> None:
     async with Publisher(urls(relays), shard_size=SHARD) as publisher:
         await publisher.publish(make_checkpoint(tmp_path / "ckpt", 11, SIZES), 11)
@@ -164,6 +194,14 @@ async def test_publishing_goes_on_without_a_dead_relay_and_fails_without_any(rel
         relays[1].kill()
         with pytest.raises(RelayError, match="no relay took step 13"):
             await publisher.publish(ckpt, 13)
+
+
+def test_publishing_and_following_need_the_run_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VF_RUN_SECRET", raising=False)
+    with pytest.raises(RelayError, match="needs the run secret"):
+        Publisher(["http://127.0.0.1:9/"])
+    with pytest.raises(RelayError, match="needs the run secret"):
+        Fetcher(["http://127.0.0.1:9/"], tmp_path)
 
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:

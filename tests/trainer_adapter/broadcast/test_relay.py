@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.trainer_adapter.admin_headers import admin_headers
 from tests.trainer_adapter.broadcast.conftest import free_port, need_nginx
 from trainer_adapter.broadcast.errors import RelayError
 from trainer_adapter.broadcast.relay import NginxRelay, RelayConfig
@@ -20,25 +21,56 @@ from trainer_adapter.broadcast.relay import NginxRelay, RelayConfig
 
 def test_put_get_delete_and_a_version_listing(relays) -> None:
     url = relays[0].url
-    assert httpx.put(url + "3/0.shard", content=b"abc").status_code == 201
-    assert httpx.get(url + "3/0.shard").content == b"abc"
-    assert [e["name"] for e in httpx.get(url).json()] == ["3"]
-    assert httpx.delete(url + "3/").status_code == 204
-    assert httpx.get(url + "3/0.shard").status_code == 404
+    assert httpx.put(url + "3/0.shard", content=b"abc", headers=admin_headers()).status_code == 201
+    assert httpx.get(url + "3/0.shard", headers=admin_headers()).content == b"abc"
+    assert [e["name"] for e in httpx.get(url, headers=admin_headers()).json()] == ["3"]
+    assert httpx.delete(url + "3/", headers=admin_headers()).status_code == 204
+    assert httpx.get(url + "3/0.shard", headers=admin_headers()).status_code == 404
+
+
+def test_without_the_run_secret_nothing_is_written_or_read(relays) -> None:
+    url = relays[0].url
+    assert httpx.put(url + "latest.json", content=b'{"step": 1}', headers=admin_headers()).status_code == 201
+    # the attack: an unauthenticated PUT of a version and of latest.json, and reading the run's weights
+    for headers in ({}, {"Authorization": "Bearer wrong-secret-wrong-secret"}, {"Authorization": "Basic x"}):
+        assert httpx.put(url + "999999/manifest.json", content=b"{}", headers=headers).status_code == 401
+        assert httpx.put(url + "latest.json", content=b'{"step": 999999}', headers=headers).status_code == 401
+        assert httpx.delete(url + "latest.json", headers=headers).status_code == 401
+        assert httpx.get(url + "latest.json", headers=headers).status_code == 401
+        assert httpx.get(url, headers=headers).status_code == 401
+    assert httpx.get(url + "latest.json", headers=admin_headers()).content == b'{"step": 1}'
+    assert not (relays[0].data_dir / "999999").exists()
+    assert (relays[0].workdir / "nginx.conf").stat().st_mode & 0o077 == 0  # it holds the secret
+
+
+def test_public_reads_serve_gets_and_still_refuse_writes(start_relays) -> None:
+    [relay] = start_relays(1, public_reads=True)
+    assert httpx.put(relay.url + "a", content=b"x", headers=admin_headers()).status_code == 201
+    assert httpx.get(relay.url + "a").content == b"x"
+    assert httpx.put(relay.url + "a", content=b"y").status_code == 401
+
+
+def test_a_relay_needs_the_run_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    need_nginx()
+    monkeypatch.delenv("VF_RUN_SECRET", raising=False)
+    with pytest.raises(RelayError, match="needs the run secret"):
+        NginxRelay(RelayConfig(port=free_port()), tmp_path / "r").start()
+    with pytest.raises(RelayError, match="16-512 characters"):
+        NginxRelay(RelayConfig(port=free_port()), tmp_path / "r", secret='short"; }').start()
 
 
 def test_each_connection_is_held_to_the_rate_limit(start_relays) -> None:
     [relay] = start_relays(1, rate_limit_bytes=100_000)
-    httpx.put(relay.url + "blob", content=bytes(250_000)).raise_for_status()
+    httpx.put(relay.url + "blob", content=bytes(250_000), headers=admin_headers()).raise_for_status()
     started = time.monotonic()
-    assert len(httpx.get(relay.url + "blob").content) == 250_000
+    assert len(httpx.get(relay.url + "blob", headers=admin_headers()).content) == 250_000
     assert time.monotonic() - started > 1.4  # 250 kB at 100 kB/s (nginx lets the first chunk through unthrottled)
 
 
 async def test_a_client_over_its_connection_limit_is_turned_away(start_relays) -> None:
     [relay] = start_relays(1, rate_limit_bytes=50_000, max_conns_per_client=1)
-    httpx.put(relay.url + "blob", content=bytes(100_000)).raise_for_status()
-    async with httpx.AsyncClient() as client:
+    httpx.put(relay.url + "blob", content=bytes(100_000), headers=admin_headers()).raise_for_status()
+    async with httpx.AsyncClient(headers=admin_headers()) as client:
         slow = asyncio.create_task(client.get(relay.url + "blob"))
         await asyncio.sleep(0.3)
         assert (await client.get(relay.url + "blob")).status_code == 503
@@ -79,7 +111,8 @@ def test_the_command_serves_a_relay_until_sigterm_and_stops_nginx(tmp_path: Path
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == f"relay at http://127.0.0.1:{port}/ serving {tmp_path}/relay/data"
-        assert httpx.put(f"http://127.0.0.1:{port}/latest.json", content=b'{"step": 1}').status_code == 201
+        answer = httpx.put(f"http://127.0.0.1:{port}/latest.json", content=b'{"step": 1}', headers=admin_headers())
+        assert answer.status_code == 201
         assert (tmp_path / "relay" / "data" / "latest.json").read_bytes() == b'{"step": 1}'
         assert "limit_rate 1000000;" in (tmp_path / "relay" / "nginx.conf").read_text()
         nginx = int((tmp_path / "relay" / "nginx.pid").read_text())
