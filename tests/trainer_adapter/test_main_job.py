@@ -359,11 +359,11 @@ def test_the_tiny_recipe_raises_the_held_out_reward(tmp_path: Path) -> None:
     assert match, lines[-5:]
     summary = json.loads((out / "summary.json").read_text())
     assert float(match.group(1)) == round(summary["before"], 2) and float(match.group(2)) == round(summary["after"], 2)
-    # Seed 0 gained 0.33 in 80 steps on the old splits. With arithmetic split by unordered pair (training rows
-    # changed) the same recipe's warm start is weaker and the gain smaller: 0.27 -> 0.41 (+0.15) in the first
-    # clean-clone run; the recipe has not been re-tuned on the new validation split yet (docs/trainer.md).
-    assert summary["after"] >= summary["before"] + 0.10, summary
-    assert summary["greedy_after"] >= summary["greedy_before"] - 0.02, summary  # learning, not only sharpening
+    # The recipe re-tuned on the validation split (a longer SFT schedule, stop at loss 0.3) gains +0.27 to +0.42
+    # there on seeds 0-2, and seed 0 went 0.53 -> 0.86 on the test split (docs/trainer.md); the old recipe's
+    # +0.04 in a CI run is what this bound now catches.
+    assert summary["after"] >= summary["before"] + 0.20, summary
+    assert summary["greedy_after"] >= summary["greedy_before"] + 0.05, summary  # learning, not only sharpening
     assert summary["mismatch_kl"]["max"] < 0.01, summary  # synchronous: trainer vs vLLM on the same weights
     assert any(line.startswith("mismatch KL (trainer vs vLLM") for line in lines)
     _assert_png(out / "reward_curve.png")
