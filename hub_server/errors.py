@@ -4,6 +4,7 @@
     ├── BadRequest                  400  malformed or invalid input (the message says what to fix)
     │   ├── FileExists              400  "File already exists" (twine's wording) or a reused filename
     │   └── TooLarge                400  upload over the size limit (400 so twine prints the message)
+    │       └── BodyTooLarge        413  a JSON API body over its limit
     ├── NotAuthenticated            401  no credentials where they are needed (with WWW-Authenticate)
     ├── Forbidden                   403  credentials invalid, expired, revoked or not enough
     ├── NotFound                    404  unknown, private or deleted (never 401/403 on read paths)
@@ -40,6 +41,12 @@ class FileExists(BadRequest):
 
 class TooLarge(BadRequest):
     """The upload is larger than ``Settings.max_file_size``."""
+
+
+class BodyTooLarge(TooLarge):
+    """A JSON API request body over its limit (413: no twine to please there)."""
+
+    status = 413
 
 
 class NotAuthenticated(HubError):

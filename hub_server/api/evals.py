@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from hub_server.context import hub_of
-from hub_server.errors import BadRequest, TooLarge
+from hub_server.errors import BadRequest, BodyTooLarge
 from hub_server.services import eval_rollouts, evals, server_checks
 
 router = APIRouter(prefix="/api/v1")
@@ -34,19 +34,24 @@ class NewEval(BaseModel):
 
 
 async def _json_body(request: Request) -> NewEval:
-    """Read at most ``MAX_BODY_BYTES`` (a missing or lying Content-Length cannot get past the cap)."""
+    """Read at most ``MAX_BODY_BYTES`` (a missing or lying Content-Length cannot get past the cap), decoded as
+    strict UTF-8 and parsed within the parser's nesting limit; each failure is a 4xx that says which."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise TooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    if declared is not None and declared.isdigit() and int(declared[:20]) > MAX_BODY_BYTES:
+        raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_BODY_BYTES:
-            raise TooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+            raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
     try:
-        return NewEval.model_validate(json.loads(body))
+        return NewEval.model_validate(json.loads(bytes(body).decode("utf-8")))
+    except UnicodeDecodeError as error:
+        raise BadRequest(f"the body must be UTF-8 JSON: {error.reason} at byte {error.start}") from None
     except json.JSONDecodeError as error:
         raise BadRequest(f"the body must be JSON: {error.msg} at position {error.pos}") from None
+    except RecursionError:  # the C parser stops at the interpreter's recursion limit (about 1,000 levels)
+        raise BadRequest("the body is nested too deeply to be a run's results") from None
     except ValidationError as error:
         first = error.errors()[0]
         raise BadRequest(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None

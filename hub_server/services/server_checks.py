@@ -13,7 +13,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import case, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from hub_server.db.checks import (
@@ -110,18 +110,38 @@ def _take(session: Session, check: ServerCheck, status: str, **values: Any) -> b
     return bool(getattr(taken, "rowcount", 0) == 1)
 
 
+def _requester() -> Any:
+    """Who asked for a check: the result's submitter for a re-scoring, the wheel's uploader for a contract."""
+    return case((ServerCheck.eval_id.is_not(None), EvalResult.submitted_by_id), else_=File.uploaded_by_id)
+
+
+def _with_requester(query: Any) -> Any:
+    return (query.join(File, File.id == ServerCheck.file_id)
+            .outerjoin(EvalResult, EvalResult.id == ServerCheck.eval_id))
+
+
+def _next_check(session: Session, stale: dt.datetime) -> ServerCheck | None:
+    """The next check to take, shared fairly between the people who asked: the requester served longest ago
+    (or never) first, then that requester's oldest check. A publisher who queues a thousand uploads, or pushes
+    a thousand results to someone's project, delays the others by one check at a time, not a thousand."""
+    served = (_with_requester(select(_requester().label("requester"), func.max(ServerCheck.started_at).label("last")))
+              .where(ServerCheck.started_at.is_not(None)).group_by(_requester()).subquery())
+    return session.scalar(
+        _with_requester(select(ServerCheck))
+        .outerjoin(served, served.c.requester == _requester())
+        .where(or_(ServerCheck.status == QUEUED, (ServerCheck.status == RUNNING) & (ServerCheck.started_at < stale)))
+        .order_by(served.c.last.is_not(None), served.c.last, ServerCheck.id).limit(1)
+        .execution_options(populate_existing=True))
+
+
 def claim(db: Database, stale_after_s: float) -> Claimed | None:
-    """Take the oldest queued check (or one whose worker died: still running after ``stale_after_s``), mark it
-    running, and say what it needs; None when there is nothing to take. Two workers never take one check."""
+    """Take the next check (:func:`_next_check`; a running one whose worker died, still running after
+    ``stale_after_s``, counts as queued), mark it running, and say what it needs; None when there is nothing to
+    take. Two workers never take one check."""
     with db.write() as session:
         while True:
             stale = utcnow() - dt.timedelta(seconds=stale_after_s)
-            check = session.scalar(
-                select(ServerCheck)
-                .where(or_(ServerCheck.status == QUEUED,
-                           (ServerCheck.status == RUNNING) & (ServerCheck.started_at < stale)))
-                .order_by(ServerCheck.id).limit(1)
-                .execution_options(populate_existing=True))
+            check = _next_check(session, stale)
             if check is None:
                 return None
             if check.attempts >= MAX_ATTEMPTS:

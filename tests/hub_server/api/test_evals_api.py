@@ -85,6 +85,13 @@ def test_no_token_bad_token_bad_json_and_huge_bodies(client: TestClient, token: 
     broken = client.post("/api/v1/evals", content=b"{not json", headers=bearer(token))
     assert broken.status_code == 400 and "must be JSON" in broken.json()["detail"]
     huge = json.dumps(body(metadata={**META, "padding": "x" * 17_000_000}))
-    assert client.post("/api/v1/evals", content=huge, headers=bearer(token)).status_code == 400
+    too_large = client.post("/api/v1/evals", content=huge, headers=bearer(token))
+    assert too_large.status_code == 413 and "larger than" in too_large.json()["detail"]
+    # a body nested deeper than the parser goes, and one that is not UTF-8: 400s that say so, not 500s
+    deep = client.post("/api/v1/evals", content=b"[" * 100_000 + b"]" * 100_000, headers=bearer(token))
+    assert deep.status_code == 400 and "nested too deeply" in deep.json()["detail"]
+    latin = client.post("/api/v1/evals", content=json.dumps(body(summary="é")).encode().replace(b"\\u00e9", b"\xe9"),
+                        headers=bearer(token))
+    assert latin.status_code == 400 and "UTF-8" in latin.json()["detail"], latin.text
     assert client.delete("/api/v1/evals/12345", headers=bearer(token)).status_code == 404
     assert client.get("/api/v1/projects/alice/unknown/evals").status_code == 404

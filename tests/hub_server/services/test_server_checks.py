@@ -122,3 +122,17 @@ def test_a_version_is_one_release_however_spelt_and_each_of_its_wheels_is_checke
     page = client.get("/simple/env-a/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
     assert sorted(f["filename"] for f in page["files"]) == sorted(["env_a-0.1.0-py3-none-any.whl",
                                                                    "env_a-0.1.0.tar.gz", other.name])
+
+
+def test_the_queue_is_shared_fairly_between_publishers(hub: Hub, make_user: Callable[[str], str],
+                                                       upload: Callable[..., httpx.Response], tmp_path: Path) -> None:
+    alice, bob = make_user("alice"), make_user("bob")
+    for index in range(5):  # alice fills the queue first
+        publish(upload, alice, tmp_path, f"alice-env-{index}", "0.1.0")
+    publish(upload, bob, tmp_path, "bob-env", "0.1.0")
+    order = []
+    while (claimed := server_checks.claim(hub.db, stale_after_s=3600)) is not None:
+        order.append(claimed.project)
+        server_checks.finish(hub.db, claimed.id, PASSED, "ok", {})
+    # first in, first out would have served bob last; each requester takes a turn instead
+    assert order[:3] == ["alice-env-0", "bob-env", "alice-env-1"] and sorted(order) == sorted(set(order))
