@@ -69,14 +69,16 @@ def declared_range(pyproject: dict[str, Any] | None) -> tuple[float, float] | No
     return None
 
 
-def sample_groups(rows: list[EvalRollout], wanted: int, seed: int) -> list[list[EvalRollout]]:
-    """Whole example groups (group reward functions see the group), errored or unscored ones left out."""
+def sample_groups(rows: list[EvalRollout], wanted: int, rng: random.Random | None = None) -> list[list[EvalRollout]]:
+    """Whole example groups (group reward functions see the group), errored or unscored ones left out, in an
+    order drawn from the operating system's randomness (``rng`` for tests): a pusher who could predict the sample
+    (it used to be seeded by the result's id) would make only those groups honest."""
     groups: dict[int, list[EvalRollout]] = defaultdict(list)
     for row in rows:
         groups[row.example_id].append(row)
     usable = [sorted(g, key=lambda r: r.position) for _, g in sorted(groups.items())
               if all(r.error is None and r.reward is not None for r in g)]
-    random.Random(seed).shuffle(usable)
+    (rng or random.SystemRandom()).shuffle(usable)
     chosen: list[list[EvalRollout]] = []
     for group in usable:
         if sum(len(g) for g in chosen) >= wanted:
@@ -93,7 +95,7 @@ def _rescore_request(db: Database, eval_id: int, project: str, config: WorkerCon
             raise ValueError(f"eval result {eval_id} was withdrawn")
         env_args = result.env_args
         rows = list(session.scalars(select(EvalRollout).where(EvalRollout.eval_id == eval_id)))
-        groups = sample_groups(rows, config.rescore_sample, seed=eval_id)
+        groups = sample_groups(rows, config.rescore_sample)
         request = {"mode": "rescore", "name": project, "env_args": env_args if isinstance(env_args, dict) else {},
                    "groups": [[{"position": r.position, "prompt": r.record.get("prompt", []),
                                 "completion": r.record.get("completion", []), "answer": r.record.get("answer", "")}
