@@ -22,6 +22,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from hub_server.auth.principal import PUBLISH, Principal, can_read
+from hub_server.db.checks import MISMATCH, RESCORE, ServerCheck
 from hub_server.db.models import Project, Release
 from hub_server.db.records import EvalResult
 from hub_server.errors import BadRequest, Forbidden, NotFound
@@ -219,12 +220,16 @@ def _results_of(view_normalized: str, version: str | None) -> Select[Any]:
 
 def leaderboard(session: Session, principal: Principal | None, name: str, owner: str | None = None,
                 version: str | None = None, limit: int | None = None, offset: int = 0) -> list[LeaderboardRow]:
-    """The project's results, best average reward first (ties: the earlier push first), ``limit`` of them
-    from ``offset``, sorted and paged in SQL; no row loads a result's metadata or summary."""
+    """The project's results, best average reward first (ties: the earlier push first; a re-score mismatch
+    last), ``limit`` of them from ``offset``, sorted and paged in SQL; no row loads a result's metadata or
+    summary."""
     view = project_view(session, principal, name, owner)
+    # A result the Hub re-scored and found different ranks below every other, whatever it claims.
+    mismatched = select(ServerCheck.eval_id).where(ServerCheck.kind == RESCORE, ServerCheck.status == MISMATCH)
     query = (_results_of(view.normalized, version)
              .options(selectinload(EvalResult.release), selectinload(EvalResult.submitted_by))
-             .order_by(EvalResult.avg_reward.desc(), EvalResult.id).offset(offset).limit(limit))
+             .order_by(EvalResult.id.in_(mismatched), EvalResult.avg_reward.desc(), EvalResult.id)
+             .offset(offset).limit(limit))
     results = list(session.scalars(query))
     rescores = rescore_checks(session, [r.id for r in results])
     return [leaderboard_row(r, rescores.get(r.id)) for r in results]

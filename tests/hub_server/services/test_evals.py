@@ -9,9 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from hub_server.auth.principal import Principal, authenticate
 from hub_server.context import Hub
+from hub_server.db.checks import MISMATCH, RESCORE, ServerCheck
+from hub_server.db.models import File
+from hub_server.db.records import EvalResult
 from hub_server.errors import BadRequest, Forbidden, NotFound
 from hub_server.services import accounts, catalog, evals
 from tests.hub_server.web.envdists import publish
@@ -84,6 +88,20 @@ def test_leaderboard_is_best_first_and_filters_by_version(hub: Hub, alice: str) 
     with hub.db.read() as session:
         assert [r.model for r in evals.leaderboard(session, None, "demo-env")] == ["high", "mid", "low"]
         assert [r.model for r in evals.leaderboard(session, None, "demo-env", version="0.1")] == ["mid", "low"]
+
+
+def test_a_result_whose_re_score_mismatched_ranks_last_whatever_it_claims(hub: Hub, alice: str) -> None:
+    liar, *_ = record(hub, alice, metadata("liar", 1.0))
+    record(hub, alice, metadata("honest", 0.4))
+    with hub.db.write() as session:  # what the worker records when the sampled rewards differ
+        release_id = session.get(EvalResult, liar).release_id
+        wheel = session.scalar(select(File.id).where(File.release_id == release_id,
+                                                     File.packagetype == "bdist_wheel"))
+        session.add(ServerCheck(kind=RESCORE, release_id=release_id, file_id=wheel, eval_id=liar, status=MISMATCH,
+                                summary="rollout 0: pushed 1.0, scored 0.0", attempts=1))
+    with hub.db.read() as session:
+        rows = evals.leaderboard(session, None, "demo-env")
+    assert [(r.model, r.rescore) for r in rows] == [("honest", ""), ("liar", MISMATCH)]
 
 
 @pytest.mark.parametrize(
