@@ -100,6 +100,34 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     return shaped
 
 
+def _turns(messages: list[Any]) -> list[tuple[str, str]]:
+    return [(str(m.get("role", "")), str(m.get("content", ""))) for m in messages if isinstance(m, dict)]
+
+
+def dataset_mismatch(env: Any, groups: list[list[dict[str, Any]]]) -> str | None:
+    """Why a pushed rollout is not a row of this version's own evaluation dataset (with the run's arguments),
+    or None: its example must exist and its prompt and answer be that row's, shaped as a push stores them.
+    Without this a pusher could score a wrong completion by editing its answer to match it."""
+    from verifiers.envs.dataset import rows_from_inputs
+    from verifiers.eval.hub_rollouts import stored_messages, stored_text
+
+    rows: dict[Any, dict[str, Any]] = {}
+    for row in rows_from_inputs(env.get_eval_dataset()):
+        key = row["example_id"]
+        rows[int(key) if isinstance(key, int) or str(key).isdigit() else key] = row
+    for group in groups:
+        for record in group:
+            found = rows.get(record.get("example_id"))
+            where = f"rollout {record['position']} (example {record.get('example_id')})"
+            if found is None:
+                return f"{where}: no such example in this version's evaluation dataset"
+            if _turns(stored_messages(found["prompt"], "prompt")) != _turns(record["prompt"]):
+                return f"{where}: its prompt is not the dataset's"
+            if stored_text(found.get("answer")) != record.get("answer", ""):
+                return f"{where}: its answer is not the dataset's"
+    return None
+
+
 def rescore(request: dict[str, Any], report: dict[str, Any]) -> None:
     import verifiers as vf
 
@@ -114,6 +142,11 @@ def rescore(request: dict[str, Any], report: dict[str, Any]) -> None:
               if any(c.__name__ in JUDGE_CLASSES for c in type(r).__mro__)]
     if judges:
         report.update(stage="done", rescorable=False, reason=f"the rubric asks a model ({', '.join(judges)})")
+        return
+    report["stage"] = "dataset"
+    problem = dataset_mismatch(env, request["groups"])
+    if problem is not None:
+        report.update(stage="done", rescorable=True, dataset_mismatch=problem)
         return
     report["stage"] = "scoring"
     scores: list[dict[str, Any]] = []

@@ -96,10 +96,11 @@ def _rescore_request(db: Database, eval_id: int, project: str, config: WorkerCon
         env_args = result.env_args
         rows = list(session.scalars(select(EvalRollout).where(EvalRollout.eval_id == eval_id)))
         groups = sample_groups(rows, config.rescore_sample)
+        records = [[{"position": r.position, "example_id": r.example_id, "prompt": r.record.get("prompt", []),
+                     "completion": r.record.get("completion", []), "answer": r.record.get("answer", "")}
+                    for r in group] for group in groups]
         request = {"mode": "rescore", "name": project, "env_args": env_args if isinstance(env_args, dict) else {},
-                   "groups": [[{"position": r.position, "prompt": r.record.get("prompt", []),
-                                "completion": r.record.get("completion", []), "answer": r.record.get("answer", "")}
-                               for r in group] for group in groups]}
+                   "groups": records}
         pushed = {r.position: float(r.reward) for group in groups for r in group if r.reward is not None}
     return request, pushed
 

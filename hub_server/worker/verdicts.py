@@ -90,6 +90,8 @@ def rescore_verdict(outcome: SandboxOutcome, pushed: dict[int, float], sdk_versi
     base = _base(outcome, sdk_version)
     if not report.get("rescorable"):
         return NOT_RESCORABLE, str(report.get("reason", "not re-scorable")), base
+    if report.get("dataset_mismatch"):  # the pushed rows are not the environment's own
+        return MISMATCH, f"the pushed rollouts are not this version's dataset: {report['dataset_mismatch']}", base
     scores = {int(s["position"]): _as_reward(s["reward"]) for s in report.get("scores") or []}
     compared: list[dict[str, Any]] = [{"position": p, "pushed": pushed[p], "rescored": scores.get(p)}
                                       for p in sorted(pushed)]

@@ -66,6 +66,17 @@ def _messages(messages: Any, role: str) -> list[dict[str, Any]]:
     return shown
 
 
+def stored_messages(messages: Any, role: str) -> list[dict[str, Any]]:
+    """``messages`` as a pushed rollout stores them (cut, tool calls flattened): what the Hub's re-scoring
+    compares a pushed prompt against, after shaping the environment's own dataset row the same way."""
+    return _messages(messages, role)
+
+
+def stored_text(value: Any) -> str:
+    """An answer as a pushed rollout stores it (as text, cut)."""
+    return _cut(_text(value))
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
@@ -97,4 +108,4 @@ def rollout_records(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
-__all__ = ["MAX_ROLLOUTS", "ROLLOUT_BYTES", "rollout_records"]
+__all__ = ["MAX_ROLLOUTS", "ROLLOUT_BYTES", "rollout_records", "stored_messages", "stored_text"]

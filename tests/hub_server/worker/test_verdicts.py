@@ -51,6 +51,11 @@ def test_rescoring_matches_only_when_every_sampled_reward_does() -> None:
     status, summary, _ = rescore_verdict(scored, {0: 1.0, 1: 1.0}, "x")
     assert status == MISMATCH and summary.startswith("1 of 2 sampled rewards differ (rollout 1")
     assert rescore_verdict(scored, {0: 1.0, 7: 1.0}, "x")[0] == MISMATCH  # a rollout it never scored
+    forged = SandboxOutcome({"rescorable": True, "dataset_mismatch": "rollout 0 (example 1): its answer is not "
+                                                                      "the dataset's"}, "")
+    status, summary, _ = rescore_verdict(forged, {0: 1.0}, "x")
+    assert status == MISMATCH and summary.endswith("not this version's dataset: rollout 0 (example 1): its answer "
+                                                   "is not the dataset's")
     judge = SandboxOutcome({"rescorable": False, "reason": "the rubric asks a model (JudgeRubric)"}, "")
     assert rescore_verdict(judge, {0: 1.0}, "x")[:2] == (NOT_RESCORABLE, "the rubric asks a model (JudgeRubric)")
 

@@ -67,8 +67,9 @@ def _check(url: str, name: str) -> dict[str, Any]:
     return info["versions"][0]["server_check"]
 
 
-def _push(url: str, token: str, name: str, completion: str, reward: float) -> int:
-    rollouts = [{"example_id": i, "reward": reward, "answer": word, "prompt": [{"role": "user", "content": word}],
+def _push(url: str, token: str, name: str, completion: str, reward: float, edit_answer: bool = False) -> int:
+    rollouts = [{"example_id": i, "reward": reward, "answer": completion if edit_answer else word,
+                 "prompt": [{"role": "user", "content": word}],
                  "completion": [{"role": "assistant", "content": completion or word}]}
                 for i, word in enumerate(("alpha", "beta", "gamma"))]
     metadata = {"model": "scripted", "status": "complete", "avg_reward": reward, "num_examples": 3,
@@ -94,6 +95,8 @@ def test_uploads_are_checked_in_sandboxes_and_results_re_scored(hub: tuple[str, 
     assert _upload(url, token, fake, "fake-env").status_code == 400
     honest = _push(url, token, "good-env", "", 1.0)
     tampered = _push(url, token, "good-env", "a wrong reply", 1.0)  # the rubric gives these 0.0
+    # a wrong reply with the answer edited to match it: the rubric gives 1.0, but it is not the dataset's row
+    forged = _push(url, token, "good-env", "a wrong reply", 1.0, edit_answer=True)
 
     _run_worker(data_dir, check_image)
 
@@ -110,6 +113,9 @@ def test_uploads_are_checked_in_sandboxes_and_results_re_scored(hub: tuple[str, 
     assert board[honest]["rescore"] == "rescored", board[honest]
     assert board[tampered]["rescore"] == "mismatch"
     assert "pushed 1.0, re-scored 0.0" in board[tampered]["rescore_summary"]
+    assert board[forged]["rescore"] == "mismatch"
+    assert "not this version's dataset" in board[forged]["rescore_summary"], board[forged]
+    assert [r["id"] for r in httpx.get(f"{url}/api/v1/projects/alice/good-env/evals").json()["results"]][0] == honest
 
     page = browser_page
     for name, status, text in (("raising-env", "failed", "RuntimeError('the dataset is not there')"),
