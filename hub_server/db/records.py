@@ -77,6 +77,9 @@ class EvalResult(Base):
     # What a leaderboard row shows of the run's arguments (bounded at push); the whole metadata and the summary
     # are deferred: a page of many results never loads them, only a result's own page does.
     env_args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Every rollout of the run was pushed and the figures above are theirs (services/eval_rollouts.py): only then
+    # can a re-scoring of a sample vouch for them.
+    rollouts_complete: Mapped[bool] = mapped_column(default=False)
     run_metadata: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)  # metadata.json, minus secrets
     summary: Mapped[str] = mapped_column(Text, default="", deferred=True)  # the table vf-eval printed
     run_date: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

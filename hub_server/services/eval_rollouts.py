@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from hub_server.auth.principal import Principal
 from hub_server.db.models import Project, Release
 from hub_server.db.records import EvalResult, EvalRollout
-from hub_server.errors import NotFound
+from hub_server.errors import BadRequest, NotFound
 from hub_server.services.catalog import project_view
 
 MAX_ROLLOUTS = 1000
@@ -68,8 +68,34 @@ class PushedRollout(BaseModel):
         return {name: v if v is None or math.isfinite(v) else None for name, v in metrics.items()}
 
 
+REWARD_TOLERANCE = 1e-9
+
+
+def check_figures(result: EvalResult, rollouts: list[PushedRollout]) -> bool:
+    """Whether ``rollouts`` are every rollout of the result's run; when they are, the result's figures must be
+    theirs (:class:`BadRequest` otherwise, nothing stored). A leaderboard vouches for a figure only then: one
+    rollout of reward 0.0 pushed with ``avg_reward: 1.0, num_examples: 500`` showed "re-scored · 1.000"."""
+    expected = result.num_examples * result.rollouts_per_example
+    if len(rollouts) > expected:
+        raise BadRequest(f"{len(rollouts)} rollouts pushed for a run of {result.num_examples} examples × "
+                         f"{result.rollouts_per_example}")
+    if not rollouts or len(rollouts) < expected:
+        return False  # the client cut the run to fit (or sent none): its figures stay its own word
+    examples = len({r.example_id for r in rollouts})
+    if examples != result.num_examples:
+        raise BadRequest(f"num_examples is {result.num_examples}, but the pushed rollouts hold {examples} examples")
+    scored = [r.reward if r.reward is not None else 0.0 for r in rollouts if r.error is None]
+    mean = math.fsum(scored) / len(scored) if scored else 0.0
+    if abs(mean - result.avg_reward) > REWARD_TOLERANCE:
+        raise BadRequest(f"avg_reward is {result.avg_reward}, but the pushed rollouts' rewards average {mean} "
+                         "(errored rollouts left out, as vf-eval does)")
+    return True
+
+
 def store_rollouts(session: Session, result: EvalResult, rollouts: list[PushedRollout]) -> None:
-    """Attach ``rollouts`` (already validated) to a new result, in the order they came."""
+    """Attach ``rollouts`` (already validated) to a new result, in the order they came, after checking the
+    result's figures against them (:func:`check_figures`)."""
+    result.rollouts_complete = check_figures(result, rollouts)
     session.add_all(
         EvalRollout(eval_id=result.id, position=i, example_id=r.example_id, rollout_index=r.rollout_index,
                     reward=r.reward, error=r.error,

@@ -22,7 +22,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from hub_server.auth.principal import PUBLISH, Principal, can_read
-from hub_server.db.checks import MISMATCH, RESCORE, ServerCheck
+from hub_server.db.checks import MISMATCH, RESCORE, RESCORED, ServerCheck
 from hub_server.db.models import Project, Release
 from hub_server.db.records import EvalResult
 from hub_server.errors import BadRequest, Forbidden, NotFound
@@ -78,6 +78,9 @@ class LeaderboardRow:
     artifact_verified: bool  # the client's claim only (see the module docstring); never shown as verified
     rescore: str  # the re-scoring's status ("rescored", "mismatch", "not-rescorable", "queued", ...), "" if none
     rescore_summary: str
+    # The Hub vouches for the figures: every rollout of the run was pushed, the figures are theirs, and a
+    # sample of them re-scored the same. Anything else is the client's word (the page says "unverified").
+    verified: bool
     env_args: dict[str, Any]
     run_date: dt.datetime | None
     created_at: dt.datetime
@@ -206,6 +209,7 @@ def leaderboard_row(result: EvalResult, rescore: CheckView | None = None,
         submitted_by=result.submitted_by.name, by_publisher=result.by_publisher,
         artifact_verified=result.artifact_verified, rescore=rescore.status if rescore else "",
         rescore_summary=rescore.summary if rescore else "", env_args=env_args if isinstance(env_args, dict) else {},
+        verified=result.rollouts_complete and rescore is not None and rescore.status == RESCORED,
         run_date=result.run_date, created_at=result.created_at, summary=result.summary if with_summary else "",
     )
 

@@ -95,3 +95,25 @@ def test_no_token_bad_token_bad_json_and_huge_bodies(client: TestClient, token: 
     assert latin.status_code == 400 and "UTF-8" in latin.json()["detail"], latin.text
     assert client.delete("/api/v1/evals/12345", headers=bearer(token)).status_code == 404
     assert client.get("/api/v1/projects/alice/unknown/evals").status_code == 404
+
+
+def _rollout(example: int, reward: float) -> dict[str, Any]:
+    return {"example_id": example, "reward": reward, "answer": "a", "prompt": [{"role": "user", "content": "q"}],
+            "completion": [{"role": "assistant", "content": "a"}]}
+
+
+def test_figures_must_be_the_pushed_rollouts_when_all_of_them_came(client: TestClient, token: str) -> None:
+    one = {**META, "avg_reward": 1.0, "num_examples": 1, "rollouts_per_example": 1}
+    # the attack: one rollout of reward 0.0 with metadata claiming 1.0
+    lying = client.post("/api/v1/evals", json=body(metadata=one, rollouts=[_rollout(0, 0.0)]), headers=bearer(token))
+    assert lying.status_code == 400 and "avg_reward is 1.0, but the pushed rollouts' rewards average 0.0" in lying.text
+    too_many = client.post("/api/v1/evals", json=body(metadata=one, rollouts=[_rollout(0, 1.0), _rollout(1, 1.0)]),
+                           headers=bearer(token))
+    assert too_many.status_code == 400 and "2 rollouts pushed for a run of 1 examples" in too_many.text
+    honest = client.post("/api/v1/evals", json=body(metadata=one, rollouts=[_rollout(0, 1.0)]), headers=bearer(token))
+    # a run pushed in part (the client cuts big runs) is accepted; its figures stay the pusher's word
+    partial = client.post("/api/v1/evals", json=body(metadata={**one, "num_examples": 500},
+                                                     rollouts=[_rollout(0, 0.0)]), headers=bearer(token))
+    assert honest.status_code == partial.status_code == 201, (honest.text, partial.text)
+    rows = {r["id"]: r for r in client.get("/api/v1/projects/alice/demo-env/evals").json()["results"]}
+    assert not rows[honest.json()["id"]]["verified"] and not rows[partial.json()["id"]]["verified"]  # not re-scored

@@ -170,3 +170,23 @@ def test_deleting_is_for_the_submitter_and_the_publishers(hub: Hub, alice: str,
         evals.delete_eval(session, principal(hub, alice), by_bob)  # the owner moderates
     with hub.db.write() as session, pytest.raises(NotFound):
         evals.delete_eval(session, principal(hub, bob), by_bob)
+
+
+def test_only_a_whole_run_re_scored_the_same_is_verified(hub: Hub, alice: str) -> None:
+    from hub_server.db.checks import RESCORED
+    from hub_server.services.eval_rollouts import PushedRollout, store_rollouts
+
+    ids = {}
+    for name, examples in (("whole", 1), ("partial", 50)):
+        with hub.db.write() as session:
+            meta = {**metadata(name, 1.0), "num_examples": examples, "rollouts_per_example": 1}
+            result = evals.record_eval(session, principal(hub, alice), "demo-env", "0.1.0", meta)
+            store_rollouts(session, result, [PushedRollout(example_id=0, reward=1.0)])
+            wheel = session.scalar(select(File.id).where(File.release_id == result.release_id,
+                                                         File.packagetype == "bdist_wheel"))
+            session.add(ServerCheck(kind=RESCORE, release_id=result.release_id, file_id=wheel, eval_id=result.id,
+                                    status=RESCORED, summary="1 sampled rewards match", attempts=1))
+            ids[name] = result.id
+    with hub.db.read() as session:
+        rows = {r.id: r for r in evals.leaderboard(session, None, "demo-env")}
+    assert rows[ids["whole"]].verified and not rows[ids["partial"]].verified

@@ -90,7 +90,7 @@ def test_a_rollout_shows_every_message_tool_call_and_result_as_text(client: Test
 
 def test_errors_show_on_the_rollout_and_long_runs_are_paged(client: TestClient, token: str) -> None:
     many = [rollout(i, float(i % 2)) for i in range(120)] + [rollout(120, None, error="Boom: <i>raw</i>")]
-    result = push(client, token, many).json()["id"]
+    result = push(client, token, many, num_examples=121).json()["id"]
     url = f"/alice/demo-env/evals/{result}"
     assert len(links(client.get(url).text)) == 50
     last = client.get(url, params={"page": 3}).text

@@ -59,7 +59,8 @@ def test_vf_eval_push_puts_the_run_on_the_environment_page(live_url: str, hub: H
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", board)).split())
     assert "scripted-reverse v0.1.0 · 4 × 2" in text and f"{avg_reward:.3f}" in text
     # "verified" is never shown on the client's word (the sha256 it reports); only the worker's re-scoring vouches
-    assert "alice owner" in text and "verified" not in text
+    assert "alice owner" in text and re.search(r"(?<!un)verified", text) is None
+    assert "alice owner unverified" in text  # no worker has re-scored it: the figures are the pusher's word
     assert "lcs_reward" in text  # the metric columns
     [result] = httpx.get(f"{live_url}/api/v1/projects/alice/reverse-text/evals").json()["results"]
     assert result["artifact_verified"] is True
