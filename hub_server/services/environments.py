@@ -111,25 +111,44 @@ class _PyprojectCache:
 _CACHE = _PyprojectCache()
 
 
+class PyprojectError(ValueError):
+    """A stored sdist's ``pyproject.toml`` exists but cannot be read (not UTF-8, not TOML, nested too deep)."""
+
+
+def read_sdist_pyproject(storage: Storage, sha256: str, filename: str) -> dict[str, Any] | None:
+    """The parsed ``pyproject.toml`` of a stored sdist, ``None`` if it has none; :class:`PyprojectError` if it
+    has one that cannot be read (the check fails such a package), :class:`StorageError` on storage trouble."""
+    top = filename.removesuffix(".tar.gz")
+    try:
+        with storage.open(blob_key(sha256)) as blob, tarfile.open(fileobj=blob, mode="r:gz") as archive:
+            raw = _read_member(archive, f"{top}/pyproject.toml")
+    except (tarfile.TarError, EOFError) as error:
+        raise PyprojectError(f"the sdist cannot be read: {error}") from None
+    if raw is None:
+        return None
+    try:
+        return tomllib.loads(raw.decode())
+    except UnicodeDecodeError as error:
+        raise PyprojectError(f"its pyproject.toml is not UTF-8: {error.reason}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise PyprojectError(f"its pyproject.toml is not valid TOML: {error}") from None
+    except RecursionError:  # tomllib parses nested arrays recursively: a 50k-deep one made the page a 500
+        raise PyprojectError("its pyproject.toml is nested too deeply to parse") from None
+
+
 def sdist_pyproject(storage: Storage, sha256: str, filename: str) -> dict[str, Any] | None:
-    """The parsed ``pyproject.toml`` of a stored sdist; ``None`` if it has none or it is not valid TOML.
+    """The parsed ``pyproject.toml`` of a stored sdist for a page; ``None`` if it has none or it cannot be read.
 
     A blob that cannot be read right now (storage trouble) also gives ``None``, but is not cached.
     """
     found, cached = _CACHE.get(sha256)
     if found:
         return cached
-    top = filename.removesuffix(".tar.gz")
     try:
-        with storage.open(blob_key(sha256)) as blob, tarfile.open(fileobj=blob, mode="r:gz") as archive:
-            raw = _read_member(archive, f"{top}/pyproject.toml")
+        parsed = read_sdist_pyproject(storage, sha256, filename)
     except StorageError:
         return None
-    except (tarfile.TarError, OSError, EOFError):
-        raw = None
-    try:
-        parsed = tomllib.loads(raw.decode()) if raw is not None else None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (PyprojectError, OSError):
         parsed = None
     _CACHE.put(sha256, parsed)
     return parsed

@@ -15,11 +15,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from hub_server.db.checks import CONTRACT, ERROR
+from hub_server.db.checks import CONTRACT, ERROR, FAILED
 from hub_server.db.database import Database
 from hub_server.db.records import EvalResult, EvalRollout
 from hub_server.services import server_checks
-from hub_server.services.environments import sdist_pyproject
+from hub_server.services.environments import PyprojectError, read_sdist_pyproject
 from hub_server.storage import Storage, blob_key
 from hub_server.worker.sandbox_run import run_check
 from hub_server.worker.verdicts import Verdict, contract_verdict, rescore_verdict
@@ -111,7 +111,10 @@ async def run_claimed(db: Database, storage: Storage, client: AsyncSandboxClient
     with tempfile.TemporaryDirectory(prefix="vf-hub-worker-") as scratch:
         wheel = _fetch_wheel(storage, claimed.wheel_sha256, claimed.wheel_filename, Path(scratch))
         if claimed.kind == CONTRACT:
-            pyproject = sdist_pyproject(storage, *claimed.sdist) if claimed.sdist else None
+            try:
+                pyproject = read_sdist_pyproject(storage, *claimed.sdist) if claimed.sdist else None
+            except PyprojectError as error:  # hostile or broken metadata is the package's fault: failed, yankable
+                return FAILED, f"the version's sdist: {error}", {}
             request = {"mode": "contract", "name": claimed.project, "num_examples": config.num_examples,
                        "rollouts_per_example": config.rollouts_per_example}
             outcome = await run_check(client, config.image_dir, wheel, request, config.time_limit_s, config.memory_gb)

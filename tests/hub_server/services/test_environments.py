@@ -6,12 +6,22 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import pytest
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from hub_server.services.environments import Argument, Metric, environment_details, sdist_pyproject, split_tags
+from hub_server.services.environments import (
+    Argument,
+    Metric,
+    PyprojectError,
+    environment_details,
+    read_sdist_pyproject,
+    sdist_pyproject,
+    split_tags,
+)
 from hub_server.services.readme_tables import readme_tables
 from hub_server.storage import LocalStorage, blob_key
 from tests.hub_server.web.envdists import PYPROJECT, README, env_sdist
@@ -78,6 +88,18 @@ def test_sdists_without_a_readable_pyproject_give_none(tmp_path: Path) -> None:
     not_tar = tmp_path / "demo_env-0.4.0.tar.gz"
     not_tar.write_bytes(b"not a gzip file")
     assert sdist_pyproject(storage, _store(storage, not_tar), not_tar.name) is None
+    # nested deeper than tomllib's recursion goes: the page used to answer 500
+    deep = env_sdist(tmp_path / "b", "demo-env", "0.6.0", pyproject="x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    assert sdist_pyproject(storage, _store(storage, deep), deep.name) is None
+
+
+def test_the_check_reads_a_broken_pyproject_as_the_packages_fault(tmp_path: Path) -> None:
+    storage = LocalStorage(tmp_path / "blobs")
+    for version, text, reason in (("0.3.0", "[project\nname=", "not valid TOML"),
+                                  ("0.6.0", "x = " + "[" * 50_000 + "]" * 50_000 + "\n", "nested too deeply")):
+        sdist = env_sdist(tmp_path / version, "demo-env", version, pyproject=text)
+        with pytest.raises(PyprojectError, match=reason):
+            read_sdist_pyproject(storage, _store(storage, sdist), sdist.name)
 
 
 def test_a_blob_missing_for_now_is_not_remembered_as_missing(tmp_path: Path) -> None:
