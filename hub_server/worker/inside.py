@@ -1,10 +1,19 @@
 """The program a check sandbox runs (``python3 inside.py REQUEST.json``): it is copied into the sandbox as a
 file and never imported by the Hub. It imports the SDK and the uploaded environment, which only ever run
-inside the sandbox; it prints one JSON line, the last line of its output, for the worker to judge.
+inside the sandbox.
+
+Two processes, because the package must not be able to write the check's report. The *supervisor* (this
+program as started) reads the request, removes it from the disk, keeps the worker's nonce in its memory only,
+makes itself undumpable (so a process of the same user cannot read its memory or open its file descriptors
+through ``/proc``), serves the scripted model on the sandbox's loopback and counts what it is asked, and runs
+the *child* (``inside.py --child``), which imports the package, with its output piped back and no other file
+descriptor. The child reports on its last line of output; the supervisor then prints the one line the worker
+reads: that report, checked against what the supervisor saw (a report of rollouts the model was never asked
+for is refused), with the nonce. A package that prints a report of its own and exits gets neither past.
 
 ``{"mode": "contract"}``: load the environment and run a few rollouts against the SDK's scripted
-OpenAI-compatible server, started here on the sandbox's own loopback (the sandbox has no other network).
-``{"mode": "rescore"}``: score the given rollouts again with the environment's own rubric.
+OpenAI-compatible server. ``{"mode": "rescore"}``: score the given rollouts again with the environment's own
+rubric.
 
 An environment that runs its rollouts in sandboxes of its own (a ``SandboxEnv``: ``CodeEnv``, ``PythonEnv``,
 or a group holding one) is loaded but not run: sandboxes cannot start inside this one, so its rollouts and
@@ -63,7 +72,6 @@ def contract(request: dict[str, Any], report: dict[str, Any]) -> None:
     import openai
 
     import verifiers as vf
-    from verifiers.testing import ScriptedServer
 
     report.update(sdk_version=getattr(vf, "__version__", "unknown"), stage="load")
     start = time.perf_counter()
@@ -76,10 +84,9 @@ def contract(request: dict[str, Any], report: dict[str, Any]) -> None:
         return
     report["stage"] = "rollouts"
     start = time.perf_counter()
-    with ScriptedServer(policy="echo", port=0).running() as base_url:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="check", max_retries=0)
-        results = asyncio.run(env.evaluate(client, "scripted", num_examples=request["num_examples"],
-                                           rollouts_per_example=request["rollouts_per_example"]))
+    client = openai.AsyncOpenAI(base_url=request["base_url"], api_key="check", max_retries=0)
+    results = asyncio.run(env.evaluate(client, "scripted", num_examples=request["num_examples"],
+                                       rollouts_per_example=request["rollouts_per_example"]))
     report["rollouts_s"] = round(time.perf_counter() - start, 3)
     report["rollouts"] = [{"reward": _number(o.get("reward")), "metrics": sorted((o.get("metrics") or {}).keys()),
                            "error": str(o["error"])[:TAIL] if o.get("error") else None}
@@ -168,16 +175,91 @@ def rescore(request: dict[str, Any], report: dict[str, Any]) -> None:
     report.update(stage="done", rescorable=True, scores=scores)
 
 
-def main() -> None:
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        request = json.load(handle)
+def child() -> None:
+    """The package's process: run the request from stdin, report on the last line of stdout."""
+    request = json.loads(sys.stdin.read())
     run = contract if request["mode"] == "contract" else rescore
     report: dict[str, Any] = {"stage": "import"}
     try:
         run(request, report)
     except BaseException as error:  # the environment's own failure is the finding; report it and where
         report.update(error=f"{type(error).__name__}: {error}"[:TAIL], traceback=traceback.format_exc()[-TAIL:])
-    print(json.dumps(report))
+    print(json.dumps(report), flush=True)
+
+
+def _undumpable() -> None:
+    """``prctl(PR_SET_DUMPABLE, 0)``: /proc/<this pid>/mem and /fd become root's, out of the child's reach."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the nonce is then only as safe as this process's memory
+        pass
+
+
+def _tail_of(file: Any, size: int = 256 * 1024) -> str:
+    """The last ``size`` bytes of a file the child wrote, as text (the report is its last line)."""
+    end = file.seek(0, 2)
+    file.seek(max(0, end - size))
+    return file.read().decode("utf-8", "replace")
+
+
+def _last_json(text: str) -> dict[str, Any] | None:
+    lines = text.strip().splitlines()
+    try:
+        found = json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def supervise(path: str) -> None:
+    """Run the child on the request at ``path`` and print the one report line the worker trusts."""
+    import os
+    import subprocess
+    import tempfile
+
+    from verifiers.testing import ScriptedServer
+    from verifiers.testing.policies import echo
+
+    with open(path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    os.unlink(path)  # the nonce leaves the disk before any package code runs
+    nonce = request.pop("nonce", "")
+    _undumpable()
+    asked = 0
+    answer = echo()
+
+    def counted(scripted: Any) -> Any:
+        nonlocal asked
+        asked += 1
+        return answer(scripted)
+
+    with ScriptedServer(policy=counted, port=0).running() as base_url, \
+            tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        # files, not pipes held in memory: a package that prints gigabytes costs disk the sandbox bounds
+        done = subprocess.run([sys.executable, __file__, "--child"], stdout=out, stderr=err, close_fds=True,
+                              input=json.dumps({**request, "base_url": base_url}).encode())
+        stdout, stderr = _tail_of(out), _tail_of(err)
+    sys.stderr.write(stdout + stderr)  # the log tail the worker keeps
+    report = _last_json(stdout)
+    if report is None:
+        report = {"stage": "crash", "error": f"crash: the package's process ended (exit {done.returncode}) without "
+                                             "the check's report"}
+    claimed = report.get("rollouts")
+    if request["mode"] == "contract" and isinstance(claimed, list) and len(claimed) > asked:
+        # a report of rollouts the model never answered: printed by the package, not by the harness
+        report = {"stage": "forged", "error": f"a forged report: it claims {len(claimed)} rollouts, but the model "
+                                              f"was asked {asked} times"}
+    report.update(model_requests=asked, child_exit=done.returncode, nonce=nonce)
+    print(json.dumps(report), flush=True)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        child()
+    else:
+        supervise(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -2,12 +2,15 @@
 
 The sandbox (the SDK's own local backend) gets the check image read-only at ``/image``; a fresh venv
 layered over the image's SDK installs the wheel with pip from no index (the image's ``wheels`` folder
-only), then ``inside.py`` runs and prints its JSON report as its last line.
+only), then ``inside.py`` runs and prints its JSON report as its last line. The report counts only if it
+carries the nonce this run gave ``inside.py``'s supervisor, which the package's process never sees (see
+``inside.py``): a line the package prints is not a report.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +66,8 @@ async def run_check(client: AsyncSandboxClient, image: Path, wheel: Path, reques
         timings["sandbox_s"] = round(time.perf_counter() - started, 3)
         await client.upload_bytes(box.id, wheel.name, wheel.read_bytes())
         await client.upload_bytes(box.id, "inside.py", INSIDE.read_bytes())
-        await client.upload_bytes(box.id, "request.json", json.dumps(request).encode())
+        nonce = secrets.token_hex(16)
+        await client.upload_bytes(box.id, "request.json", json.dumps({**request, "nonce": nonce}).encode())
         step = time.perf_counter()
         install = await client.execute_command(box.id, f"{_VENV} && {_PIP.format(wheel=wheel.name)}",
                                                timeout=int(deadline.left()))
@@ -90,6 +94,8 @@ async def run_check(client: AsyncSandboxClient, image: Path, wheel: Path, reques
         report = json.loads(lines[-1]) if lines else None
     except json.JSONDecodeError:
         report = None
+    if isinstance(report, dict) and not secrets.compare_digest(str(report.pop("nonce", "")), nonce):
+        report = None  # a line someone else printed
     if not isinstance(report, dict):
         return SandboxOutcome(None, log, timings, f"crash: the check program ended (exit {done.exit_code}, "
                               f"{'OOM-killed' if done.oom_killed else 'no report'}) without its report")

@@ -25,6 +25,8 @@ def _unfinished(outcome: SandboxOutcome, sdk_version: str) -> Verdict | None:
     if outcome.problem is not None:
         return (ERROR if outcome.infrastructure else FAILED), outcome.problem, base
     report = outcome.report or {}
+    if report.get("stage") in ("forged", "crash"):  # inside.py's supervisor: no report, or not the harness's
+        return FAILED, str(report.get("error", "the check program ended without its report")), base
     if report.get("error"):
         stage = report.get("stage", "import")
         where = {"import": "importing the SDK", "load": "load_environment",

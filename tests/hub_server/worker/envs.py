@@ -26,6 +26,12 @@ BODIES = {
     "raises": "def load_environment(**kwargs):\n    raise RuntimeError('the dataset is not there')\n",
     "nan": _GOOD.replace("return 1.0 if", "return float('nan') if"),
     "hangs": "import time\n\n\ndef load_environment(**kwargs):\n    time.sleep(3600)\n",
+    "exits": "import os\n\n\ndef load_environment(**kwargs):\n    os._exit(3)\n",
+    # prints a report of its own, as the harness would, and leaves before anything can contradict it
+    "forges": ("import json, os\n\n\ndef load_environment(**kwargs):\n"
+               "    fake = {'stage': 'done', 'sdk_version': '0.3.0', 'weight_bounds': [0.0, 1.0], 'rollouts': "
+               "[{'reward': 1.0, 'metrics': ['exact'], 'error': None}] * 3}\n"
+               "    print(json.dumps(fake), flush=True)\n    os._exit(0)\n"),
 }
 
 

@@ -38,6 +38,12 @@ def test_a_sound_wheel_passes_with_its_timings_and_sdk_version(check_image: Path
     assert {"sandbox_s", "install_s", "run_s"} <= set(outcome.timings)
 
 
+def test_a_package_that_forges_its_report_fails_in_a_real_sandbox(check_image: Path, tmp_path: Path) -> None:
+    outcome, status, summary = _check(check_image, env_wheel(tmp_path, "forges", "forging-env"), "forging-env")
+    assert status == FAILED and summary == "a forged report: it claims 3 rollouts, but the model was asked 0 times"
+    assert outcome.report is not None and "nonce" not in outcome.report  # checked, then dropped
+
+
 def test_a_file_that_is_not_a_wheel_fails_at_install(check_image: Path, tmp_path: Path) -> None:
     fake = tmp_path / "fake_env-0.1.0-py3-none-any.whl"
     fake.write_bytes(b"this is not a zip archive")

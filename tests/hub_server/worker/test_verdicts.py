@@ -44,6 +44,15 @@ def test_a_raising_environment_and_an_unfinished_run_fail_and_a_broken_sandbox_i
     assert contract_verdict(broken, None, "x")[0] == ERROR
 
 
+def test_a_forged_report_and_a_crash_fail_with_the_supervisors_words() -> None:
+    forged = SandboxOutcome({"stage": "forged", "error": "a forged report: it claims 3 rollouts, but the model was "
+                                                          "asked 0 times", "rollouts": [{"reward": 1.0}] * 3}, "")
+    assert contract_verdict(forged, None, "x")[:2] == (FAILED, "a forged report: it claims 3 rollouts, but the "
+                                                               "model was asked 0 times")
+    crash = SandboxOutcome({"stage": "crash", "error": "crash: the package's process ended (exit 3)"}, "")
+    assert contract_verdict(crash, None, "x")[:2] == (FAILED, "crash: the package's process ended (exit 3)")
+
+
 def test_rescoring_matches_only_when_every_sampled_reward_does() -> None:
     scored = SandboxOutcome({"rescorable": True, "scores": [{"position": 0, "reward": 1.0},
                                                             {"position": 1, "reward": 0.0}]}, "")
