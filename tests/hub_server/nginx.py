@@ -28,8 +28,9 @@ def nginx_available() -> bool:
     return Path(NGINX).is_file()
 
 
-def nginx_config(work: Path, port: int, hub: str, blobs: Path, extra: str = "") -> str:
-    """One worker, sendfile, no access log; ``hub`` is the Hub's ``host:port``, ``blobs`` its blob folder."""
+def nginx_config(work: Path, port: int, hub: str, blobs: Path, extra: str = "", read_timeout_s: int = 10) -> str:
+    """One worker, sendfile, no access log; ``hub`` is the Hub's ``host:port``, ``blobs`` its blob folder;
+    a client that sends its headers or body slower than ``read_timeout_s`` (between two reads) is dropped."""
     temp = work / "nginx-temp"
     user = "user root;\n" if os.geteuid() == 0 else ""  # workers must read a test's private temp folder
     temps = "".join(f"    {kind}_temp_path {temp}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi",
@@ -48,6 +49,8 @@ http {{
     server {{
         listen 127.0.0.1:{port};
         client_max_body_size 110m;
+        client_header_timeout {read_timeout_s}s;
+        client_body_timeout {read_timeout_s}s;
         location / {{
             proxy_pass http://hub;
             proxy_http_version 1.1;
@@ -69,12 +72,13 @@ http {{
 
 
 @contextmanager
-def running_nginx(work: Path, hub: str, blobs: Path, extra: str = "") -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def running_nginx(work: Path, hub: str, blobs: Path, extra: str = "",
+                  read_timeout_s: int = 10) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """nginx on a free port of 127.0.0.1 in front of ``hub``; yields its base URL and process; stops it."""
     (work / "nginx-temp").mkdir(parents=True, exist_ok=True)
     port = _free_port()
     config = work / "nginx.conf"
-    config.write_text(nginx_config(work, port, hub, blobs, extra))
+    config.write_text(nginx_config(work, port, hub, blobs, extra, read_timeout_s))
     log = work / "nginx.log"
     process = subprocess.Popen([NGINX, "-c", str(config), "-p", str(work)], stdout=log.open("wb"),
                                stderr=subprocess.STDOUT)

@@ -7,6 +7,8 @@ of a real Hub server and downloads through it.
 from __future__ import annotations
 
 import hashlib
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,3 +124,26 @@ def test_downloads_through_nginx_arrive_intact_and_the_blob_folder_stays_interna
             session.scalars(select(Project)).one().private = True
         assert httpx.get(url + wheel["url"]).status_code == 404
         assert httpx.get(url + wheel["url"], headers=basic(wheel["token"])).content == data
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not nginx_available(), reason="needs nginx (apt-get install nginx-light)")
+def test_half_sent_requests_are_dropped_by_nginx_in_front(app: HubApp, hub: Hub, tmp_path: Path) -> None:
+    # the attack: many connections that each send part of a request's headers, then nothing
+    assert isinstance(hub.storage, LocalStorage)
+    with LiveServer(app) as hub_url, running_nginx(tmp_path / "nginx", hub_url.removeprefix("http://"),
+                                                   hub.storage.root, read_timeout_s=2) as (url, _process):
+        port = int(url.rsplit(":", 1)[1])
+        slow = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(200)]
+        for connection in slow:
+            connection.sendall(b"GET /simple/ HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        assert httpx.get(url + "/health", timeout=5).status_code == 200  # the Hub serves others meanwhile
+        started = time.monotonic()
+        for connection in slow:  # nginx answers 408 (or just closes) once the headers stall past the timeout
+            received = b""
+            while chunk := connection.recv(4096):  # EOF: closed; a socket timeout (10 s) fails the test
+                received += chunk
+            assert received == b"" or b" 408 " in received.split(b"\r\n", 1)[0], received[:200]
+        assert time.monotonic() - started < 8
+        for connection in slow:
+            connection.close()
