@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from hub_server.db.checks import CONTRACT, ERROR, FAILED
+from hub_server.db.checks import CONTRACT, ERROR, FAILED, MISMATCH
 from hub_server.db.database import Database
 from hub_server.db.records import EvalResult, EvalRollout
 from hub_server.services import server_checks
@@ -70,14 +70,16 @@ def declared_range(pyproject: dict[str, Any] | None) -> tuple[float, float] | No
 
 
 def sample_groups(rows: list[EvalRollout], wanted: int, rng: random.Random | None = None) -> list[list[EvalRollout]]:
-    """Whole example groups (group reward functions see the group), errored or unscored ones left out, in an
-    order drawn from the operating system's randomness (``rng`` for tests): a pusher who could predict the sample
-    (it used to be seeded by the result's id) would make only those groups honest."""
+    """Whole example groups (group reward functions see the group), errored rollouts and all, in an order drawn
+    from the operating system's randomness (``rng`` for tests): a pusher who could predict the sample (it was
+    seeded by the result's id) would make only those groups honest, and one who knew groups with an errored
+    rollout were never sampled could hide anything there. Left out: groups with a rollout that neither errored
+    nor has a reward (nothing to compare), and groups where every rollout errored (nothing to score)."""
     groups: dict[int, list[EvalRollout]] = defaultdict(list)
     for row in rows:
         groups[row.example_id].append(row)
     usable = [sorted(g, key=lambda r: r.position) for _, g in sorted(groups.items())
-              if all(r.error is None and r.reward is not None for r in g)]
+              if all(r.error is not None or r.reward is not None for r in g) and any(r.error is None for r in g)]
     (rng or random.SystemRandom()).shuffle(usable)
     chosen: list[list[EvalRollout]] = []
     for group in usable:
@@ -87,8 +89,16 @@ def sample_groups(rows: list[EvalRollout], wanted: int, rng: random.Random | Non
     return chosen
 
 
-def _rescore_request(db: Database, eval_id: int, project: str, config: WorkerConfig) -> tuple[dict[str, Any],
-                                                                                              dict[int, float]]:
+@dataclass(frozen=True)
+class RescoreRequest:
+    """What the sandbox re-scores, the rewards it must find, and errored rollouts pushed with a reward."""
+
+    request: dict[str, Any]
+    pushed: dict[int, float]  # position -> pushed reward, of the rollouts that did not error
+    scored_errors: dict[int, float]  # position -> nonzero reward pushed for a rollout that errored
+
+
+def _rescore_request(db: Database, eval_id: int, project: str, config: WorkerConfig) -> RescoreRequest:
     with db.read() as session:
         result = session.get(EvalResult, eval_id)
         if result is None:
@@ -96,13 +106,17 @@ def _rescore_request(db: Database, eval_id: int, project: str, config: WorkerCon
         env_args = result.env_args
         rows = list(session.scalars(select(EvalRollout).where(EvalRollout.eval_id == eval_id)))
         groups = sample_groups(rows, config.rescore_sample)
+        # As vf-eval scores a group: its rollouts that did not error, together; an errored one scores 0.
         records = [[{"position": r.position, "example_id": r.example_id, "prompt": r.record.get("prompt", []),
                      "completion": r.record.get("completion", []), "answer": r.record.get("answer", "")}
-                    for r in group] for group in groups]
+                    for r in group if r.error is None] for group in groups]
         request = {"mode": "rescore", "name": project, "env_args": env_args if isinstance(env_args, dict) else {},
                    "groups": records}
-        pushed = {r.position: float(r.reward) for group in groups for r in group if r.reward is not None}
-    return request, pushed
+        pushed = {r.position: float(r.reward) for group in groups for r in group
+                  if r.error is None and r.reward is not None}
+        scored_errors = {r.position: float(r.reward) for group in groups for r in group
+                         if r.error is not None and r.reward not in (None, 0.0)}
+    return RescoreRequest(request, pushed, scored_errors)
 
 
 async def run_claimed(db: Database, storage: Storage, client: AsyncSandboxClient, config: WorkerConfig,
@@ -120,11 +134,16 @@ async def run_claimed(db: Database, storage: Storage, client: AsyncSandboxClient
             outcome = await run_check(client, config.image_dir, wheel, request, config.time_limit_s, config.memory_gb)
             return contract_verdict(outcome, declared_range(pyproject), _sdk_version())
         assert claimed.eval_id is not None
-        request, pushed = _rescore_request(db, claimed.eval_id, claimed.project, config)
-        if not pushed:
+        rescore = _rescore_request(db, claimed.eval_id, claimed.project, config)
+        if rescore.scored_errors:
+            position, reward = next(iter(sorted(rescore.scored_errors.items())))
+            return MISMATCH, (f"rollout {position} errored but was pushed with reward {reward}: an errored rollout "
+                              "scores 0"), {}
+        if not rescore.pushed:
             return ERROR, "no rollout without an error to re-score", {}
-        outcome = await run_check(client, config.image_dir, wheel, request, config.time_limit_s, config.memory_gb)
-        return rescore_verdict(outcome, pushed, _sdk_version())
+        outcome = await run_check(client, config.image_dir, wheel, rescore.request, config.time_limit_s,
+                                  config.memory_gb)
+        return rescore_verdict(outcome, rescore.pushed, _sdk_version())
 
 
 async def run_one(db: Database, storage: Storage, client: AsyncSandboxClient, config: WorkerConfig) -> bool:
