@@ -173,6 +173,9 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
     if not config.inference.urls and not config.inference.python.exists():
         raise TrainerConfigError(f"inference.python {config.inference.python} does not exist: run bash "
                                  "scripts/setup_vllm_cpu.sh, or point it at an interpreter that has vLLM")
+    if config.broadcast.enabled and run_secret() is None:
+        raise TrainerConfigError(f"broadcast.relays: set {RUN_SECRET_VAR} to the run secret the relays were started "
+                                 "with; they take writes only with it (docs/inference.md)")
     if config.inference.urls and run_secret() is None:
         raise TrainerConfigError(f"inference.urls: set {RUN_SECRET_VAR} to the run secret those servers were started "
                                  "with; their weight routes answer nothing else (docs/inference.md)")

@@ -81,6 +81,16 @@ def test_a_run_whose_relays_do_not_answer_stops_at_once_before_anything_starts(t
     assert not (tmp_path / "run" / "base").exists()  # no weights written, no server or trainer started
 
 
+def test_a_run_with_relays_needs_the_run_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VF_RUN_SECRET", raising=False)
+    config = RLRunConfig.model_validate({
+        "env": {"id": "arithmetic"}, "output_dir": str(tmp_path / "run"),
+        "broadcast": {"relays": [f"http://127.0.0.1:{free_port()}/"]}})  # fmt: skip
+    with pytest.raises(TrainerConfigError, match="broadcast.relays: set VF_RUN_SECRET"):
+        run_rl(config)
+    assert not (tmp_path / "run").exists()
+
+
 def test_the_follower_gets_the_runs_broadcast_settings_and_its_own_folder(tmp_path: Path) -> None:
     config = BroadcastConfig(relays=["http://10.0.0.5:8101/", "https://relay.example/"], keep_versions=5,
                              poll_interval_s=0.5, fetch_dir=tmp_path / "shared")  # fmt: skip

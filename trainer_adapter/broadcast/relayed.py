@@ -29,6 +29,7 @@ from trainer_adapter.broadcast.errors import RelayError
 from trainer_adapter.broadcast.layout import LATEST, version_dir
 from trainer_adapter.broadcast.publisher import Publisher, PublishResult
 from trainer_adapter.inference.errors import InferenceServerError, WeightsFolderError
+from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
 from trainer_adapter.inference.weights_client import WeightsClient
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,10 @@ async def clear_relays(config: BroadcastConfig, timeout_s: float = 10.0) -> list
     relay that does not answer is skipped (it may come back; the publisher leaves out relays that fail);
     none answering is a :class:`RelayError` naming each one's reason, raised before anything starts."""
     reasons: dict[str, str] = {}
-    async with httpx.AsyncClient(timeout=timeout_s) as http:
+    secret = run_secret()
+    if not secret:
+        raise RelayError(f"the relays need the run secret ({RUN_SECRET_VAR}) they were started with")
+    async with httpx.AsyncClient(timeout=timeout_s, headers={"Authorization": f"Bearer {secret}"}) as http:
 
         async def clear(relay: str) -> None:
             try:
