@@ -91,27 +91,27 @@ class Fetcher:
                    choice=RelayChoice(config.relays, explore=config.exploration))  # fmt: skip
 
     async def latest_step(self) -> int | None:
-        """The newest version the relays hold, discarded versions aside: what ``latest.json`` announces and the
-        version folders each relay lists (relays that are down or answer nonsense are skipped). Both, so that
-        a version the trainer never published — announced, or merely present — cannot hide its next one."""
+        """The newest version the relays announce in ``latest.json``, discarded versions aside (relays that are
+        down or answer nonsense are skipped); where a relay announces nothing usable (or only a discarded
+        version), the version folders it lists. So a version the trainer never published cannot hide its next
+        one, and a poll costs one small GET a relay while the announcements are sound."""
         answers = await asyncio.gather(*(self._steps_on(r) for r in self.relays))
         steps = {s for found in answers for s in found if s not in self.discarded}
         return max(steps, default=None)
 
     async def _steps_on(self, relay: str) -> set[int]:
-        found: set[int] = set()
         try:
             data = await self._get(relay, LATEST)
             step = json.loads(data)["step"] if data is not None else None
-            if isinstance(step, int) and not isinstance(step, bool) and step >= 0:
-                found.add(step)
+            if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and step not in self.discarded:
+                return {step}
             listing = await self._get(relay, "")
             entries = json.loads(listing) if listing is not None else []
-            found.update(int(e["name"]) for e in entries if isinstance(e, dict) and e.get("type") == "directory"
-                         and isinstance(e.get("name"), str) and e["name"].isdigit() and len(e["name"]) < 19)
+            return {int(e["name"]) for e in entries if isinstance(e, dict) and e.get("type") == "directory"
+                    and isinstance(e.get("name"), str) and e["name"].isdigit() and len(e["name"]) < 19}
         except (httpx.HTTPError, RelayError, ValueError, TypeError, KeyError) as exc:
             log.warning("relay %s: no usable %s or listing (%s)", relay, LATEST, exc)
-        return found
+            return set()
 
     async def load(self, step: int) -> Path:
         """Fetch version ``step`` and load it into the server; refuses a version no newer than the loaded one."""
