@@ -2,7 +2,7 @@
 
 The test starts the three relays the config's comments start by hand (real nginx, on free ports instead of
 8101-8103) and runs the config as a user would, shrunk to two steps. What it checks is that the weights took
-the relays' path: each server loaded every version from its own follower's ``fetch_dir/server_<i>`` (its log
+the relays' path: each server loaded each version it took from its own follower's ``fetch_dir/server_<i>`` (its log
 names the folder), the folders hold the trainer's bytes, and the relays announce the last step; and that the
 orchestrator's validator checked every group against the real trainer's weights without rejecting any.
 
@@ -136,11 +136,15 @@ def test_vf_train_rl_with_relays_loads_every_version_through_them(tmp_path: Path
     for i in range(2):
         fetched = tmp_path / "fetched" / f"server_{i}"
         assert same_files(fetched / f"step_{STEPS}", out / "weights" / f"step_{STEPS}")
-        # Every version reached the server from its follower's folder (the follower logs each load, the server
-        # each POST /update_weights it answered; with relays the orchestrator only asks GET /weights).
+        # Each version the server loaded came from its follower's folder (the follower logs each load, the server
+        # each POST /update_weights it answered; with relays the orchestrator only asks GET /weights). A follower
+        # loads the newest version announced, so with max_async_level = 1 it may skip one the trainer replaced
+        # before its next poll (seen on a loaded CI machine); versions only move forward and end on the last.
         loaded = re.findall(r"step (\d+) loaded from (\S+) in", (out / f"broadcast_{i}.log").read_text())
-        assert loaded == [(str(n), str(fetched / f"step_{n}")) for n in range(1, STEPS + 1)], loaded
-        assert (out / f"inference_{i}.log").read_text().count('"POST /update_weights HTTP/1.1" 200') == STEPS
+        steps = [int(n) for n, _ in loaded]
+        assert steps == sorted(set(steps)) and steps[-1] == STEPS, loaded
+        assert all(folder == str(fetched / f"step_{n}") for n, folder in loaded), loaded
+        assert (out / f"inference_{i}.log").read_text().count('"POST /update_weights HTTP/1.1" 200') == len(loaded)
     metrics = [json.loads(line) for line in (out / "orchestrator_metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == list(range(STEPS))
     assert all(m.get("failed_rollouts", 0) == 0 and m.get("lost_groups", 0) == 0 for m in metrics), metrics
