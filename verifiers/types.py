@@ -95,7 +95,11 @@ class ProcessedOutputs(BaseModel):
 
 
 class RolloutOutput(BaseModel):
-    """One line of ``results.jsonl``: a finished, scored rollout."""
+    """One line of ``results.jsonl``: a finished, scored rollout (its own keys are
+    ``verifiers.eval.outputs.OUTPUT_KEYS``; ``state_columns`` add more, kept as extras).
+
+    >>> RolloutOutput.model_validate_json(open("results.jsonl").readline()).reward  # doctest: +SKIP
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -114,12 +118,23 @@ class RolloutOutput(BaseModel):
     stop_condition: str | None = None
     error: str | None = None
     num_turns: int = 0
+    advantage: float | None = None
+    total_completion_tokens: int = 0
+    scoring_errors: dict[str, str] = Field(default_factory=dict)
+    tool_errors: int = 0
 
 
 class GenerateMetadata(BaseModel):
-    """``metadata.json`` of an evaluation run."""
+    """``metadata.json`` of an evaluation run: what ran (``config``, model, sampling) and, once ``status`` is
+    ``"complete"``, its summary; a run that stopped says ``"failed"`` and why in ``error``."""
 
     model_config = ConfigDict(extra="allow")
+
+    config: dict[str, Any] = Field(default_factory=dict)
+    status: str = "complete"
+    error: str | None = None
+    num_scored: int = 0
+    num_masked: int = 0
 
     env_id: str = ""
     env_args: dict[str, Any] = Field(default_factory=dict)

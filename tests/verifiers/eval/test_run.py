@@ -11,7 +11,9 @@ import pytest
 
 from verifiers.errors import UsageError
 from verifiers.eval.config import EvalConfig
+from verifiers.eval.outputs import OUTPUT_KEYS
 from verifiers.eval.run import run_eval
+from verifiers.types import GenerateMetadata, RolloutOutput
 
 BUGGY_ENV = textwrap.dedent('''
     import verifiers as vf
@@ -94,3 +96,22 @@ async def test_a_run_that_cannot_start_leaves_no_folder(tmp_path: Path, monkeypa
     with pytest.raises(UsageError, match="bad --header"):
         await run_eval(bad_header)
     assert not (tmp_path / "out").exists()
+
+
+async def test_the_public_models_declare_every_key_a_run_writes(tmp_path: Path, serve,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``verifiers.types.RolloutOutput`` and ``GenerateMetadata`` describe the files as written: a key added to
+    one and not the other fails here instead of drifting."""
+    assert set(RolloutOutput.model_fields) == OUTPUT_KEYS
+    _env(tmp_path, monkeypatch)
+    config = EvalConfig(env_id="plain-run-env", api_base_url=serve("echo", fail_first=1, fail_status=503),
+                        num_examples=3, rollouts_per_example=2, max_retries=0, max_concurrent=1,
+                        output_dir=tmp_path / "out")
+    outputs, metadata, run_dir = await run_eval(config)
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    records = [RolloutOutput.model_validate_json(line) for line in lines]
+    assert len(records) == 6 and all(not r.model_extra for r in records)
+    assert sum(r.error is not None for r in records) == 1  # the failed request's rollout, recorded as such
+    saved = GenerateMetadata.model_validate_json((run_dir / "metadata.json").read_text())
+    assert not saved.model_extra and saved.status == "complete" and saved.num_scored == 5
+    assert saved.num_examples == 3 and saved.rollouts_per_example == 2 and saved.config["env_id"] == "plain-run-env"
