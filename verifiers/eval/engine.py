@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
@@ -23,7 +24,18 @@ from verifiers.eval.outputs import state_to_output
 from verifiers.state import State
 from verifiers.types import GenerateOutputs
 
+logger = logging.getLogger("verifiers.eval")
+
 T = TypeVar("T")
+# Arguments the original's generate/evaluate take (0.1.x and 0.3.0) that this engine does differently: saving and
+# pushing are vf-eval's, retries the client's, progress bars the caller's. Accepted (name: the original's default),
+# with a warning when set to anything else.
+ORIGINAL_ONLY_ARGUMENTS: dict[str, Any] = {
+    "interleave_scoring": True, "use_tqdm": True, "results_path": None, "save_results": False, "save_every": -1,
+    "push_to_hf_hub": False, "hf_hub_dataset_name": None, "max_retries": 0, "shuffle": False, "shuffle_seed": None,
+    "on_start": None, "on_log": None,
+}
+_warned: set[str] = set()
 GroupCallback = Callable[[list[dict[str, Any]], list[State]], Awaitable[None] | None]
 
 
@@ -40,6 +52,19 @@ def expand_rollouts(dataset: Iterable[dict[str, Any]], rollouts_per_example: int
     if block_major:
         return [{**row, "rollout_index": r} for r in range(rollouts_per_example) for row in rows]
     return [{**row, "rollout_index": r} for row in rows for r in range(rollouts_per_example)]
+
+
+def _warn_ignored(arguments: dict[str, Any]) -> None:
+    for name, value in arguments.items():
+        known = name in ORIGINAL_ONLY_ARGUMENTS
+        if name in _warned or (known and value == ORIGINAL_ONLY_ARGUMENTS[name]):
+            continue
+        _warned.add(name)
+        if known:
+            logger.warning("generate(%s=%r): accepted for compatibility with the original and ignored here", name,
+                           value)
+        else:
+            logger.warning("generate() got an unknown keyword argument %r; ignored (a misspelt option?)", name)
 
 
 def _semaphore(limit: int | None) -> asyncio.Semaphore | contextlib.nullcontext:
@@ -83,7 +108,7 @@ async def generate(
     state_columns: list[str] | None = None,
     on_group: GroupCallback | None = None,
     on_progress: Callable[[int], None] | None = None,
-    **_: Any,
+    **ignored: Any,
 ) -> GenerateOutputs:
     """Run one rollout per input row, score each example's group, return results in input order.
 
@@ -91,8 +116,10 @@ async def generate(
     every rollout its own group). ``on_group(outputs, states)`` is called as
     soon as a group is scored; ``on_progress(n)`` after every finished rollout. Rollouts that
     recorded an error are left out of their group's scoring (reward 0, no metrics). ``state_columns``
-    are State keys copied into each output.
+    are State keys copied into each output. Other keyword arguments do nothing; each is logged once per process
+    (one the original takes, set to something other than its default, or a name no version takes: a typo).
     """
+    _warn_ignored(ignored)
     client = _as_async_client(client)
     rows = rows_from_inputs(inputs)
     generation = _semaphore(max_concurrent_generation if max_concurrent_generation is not None else max_concurrent)

@@ -113,3 +113,22 @@ def test_expand_rollouts_rejects_bad_counts() -> None:
 
     with pytest.raises(ValueError):
         expand_rollouts([{"prompt": []}], 0)
+
+
+async def test_other_keyword_arguments_are_run_past_and_logged_once(serve, client_for, caplog, monkeypatch) -> None:
+    import logging
+
+    from verifiers.eval import engine
+
+    monkeypatch.setattr(engine, "_warned", set())
+    env = _env(n=2)
+    rows = expand_rollouts(env.get_dataset(), 1)
+    with caplog.at_level(logging.WARNING, logger="verifiers.eval"):
+        # the original's defaults say nothing; a typo and a setting that does nothing here are named, once each
+        await generate(env, rows, client_for(serve("echo")), "m", interleave_scoring=True, results_path=None)
+        assert caplog.text == ""
+        for _ in range(2):
+            results = await generate(env, rows, client_for(serve("echo")), "m", max_concurent=2, save_results=True)
+    assert [o["reward"] for o in results["outputs"]] == [1.0, 1.0]  # the run itself is unaffected
+    assert caplog.text.count("unknown keyword argument 'max_concurent'") == 1
+    assert caplog.text.count("generate(save_results=True): accepted for compatibility") == 1
