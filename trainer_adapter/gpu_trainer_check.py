@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from trainer_adapter.config import load_config, parse_override
+from trainer_adapter.lifeline import stop_process
 from trainer_adapter.main_job import sft_run_config
 from trainer_adapter.main_job_config import MainJobConfig
 from trainer_adapter.main_job_report import read_jsonl
@@ -180,9 +181,7 @@ def _rl(config: MainJobConfig, out: Path, start: Path, rows: list[dict[str, Any]
             _say(f"  rl step {step + 1}/{config.rl.steps}  reward {reward:.3f}")
         ranks.wait(timeout=120)  # the last step's metrics line is written after its weights
     finally:
-        if ranks.poll() is None:
-            ranks.terminate()
-        ranks.wait()
+        stop_process(ranks, grace=60)  # torchrun stops its ranks on SIGTERM
         log.close()
     return weights, rewards, generating
 

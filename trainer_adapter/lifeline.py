@@ -20,11 +20,13 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 LAUNCHER_PID_ENV = "VF_TRAIN_LAUNCHER_PID"
 """The launcher's pid, set in the environment of the processes that should not outlive it."""
@@ -49,6 +51,38 @@ def parent_death_signal(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
             os.kill(os.getpid(), sig)
 
     return preexec
+
+
+def stop_process(process: subprocess.Popen[Any], grace: float, *, first: int = signal.SIGTERM,
+                 group: bool = False) -> None:  # fmt: skip
+    """Stop a child the way every launcher here does: ``first`` (SIGTERM, or SIGINT for a command that cleans up
+    on Ctrl-C), up to ``grace`` seconds to exit, then SIGKILL; returns once it is reaped.
+
+    With ``group`` the signals go to the child's process group (a child started with ``start_new_session``:
+    vLLM's engine and workers, nginx's workers), and the SIGKILL goes to the group even after the leader exited,
+    since its members may outlive it. A child already gone is only reaped.
+
+    >>> stop_process(subprocess.Popen(["sleep", "60"]), grace=5)
+    """
+    if process.poll() is None:
+        _send(process, first, group)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            _send(process, signal.SIGKILL, group)
+    if group:
+        _send(process, signal.SIGKILL, group)  # what is left of the group: the leader's exit does not end it
+    process.wait()
+
+
+def _send(process: subprocess.Popen[Any], sig: int, group: bool) -> None:
+    try:
+        if group:
+            os.killpg(process.pid, sig)  # the group id is the leader's pid, valid while any member lives
+        else:
+            process.send_signal(sig)
+    except ProcessLookupError:
+        pass  # gone already
 
 
 def launcher_alive(pid: int, started: str | None) -> bool:
@@ -99,4 +133,4 @@ def _stat(pid: int) -> tuple[str, str] | None:
     return fields[0], fields[19]
 
 
-__all__ = ["LAUNCHER_PID_ENV", "launcher_alive", "parent_death_signal", "watch_launcher"]
+__all__ = ["LAUNCHER_PID_ENV", "launcher_alive", "parent_death_signal", "stop_process", "watch_launcher"]

@@ -50,7 +50,7 @@ from trainer_adapter.broadcast.relayed import RelayBroadcast, RelayedAdmin, clea
 from trainer_adapter.cluster import publish_launch, wait_healthy
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.weights_client import WeightsClient
-from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal
+from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal, stop_process
 from trainer_adapter.model.tiny import ModelConfig, check_model_folder, load_model
 from trainer_adapter.orchestrator.config import OrchestratorConfig
 from trainer_adapter.orchestrator.env_mix import load_env_mix
@@ -240,7 +240,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
             server.launch()
             stack.callback(server.stop)
         for i, server in enumerate(servers if relayed else []):
-            stack.callback(_stop, start_follower(config, root, i, server.base_url))
+            stack.callback(stop_process, start_follower(config, root, i, server.base_url), 30)
         for server in servers:
             server.wait_ready(config.inference.start_timeout_s)
         if config.inference.urls or point is not None:
@@ -257,7 +257,7 @@ def run_rl(config: RLRunConfig, resume: bool = False) -> int:
                 env=rank_environment({**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}),
                 preexec_fn=parent_death_signal(),
             )
-        stack.callback(_stop, trainer)
+        stack.callback(stop_process, trainer, 30)
         work = while_running(orchestrator.run(config.max_steps), trainer, trainer_log, config.trainer_poll_s)
         asyncio.run(_closing(work, broadcast) if broadcast is not None else work)
         status = trainer.wait()
@@ -364,16 +364,6 @@ def log_tail(path: Path, lines: int = 40) -> str:
     except FileNotFoundError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 __all__ = ["EnvConfig", "RLRunConfig", "RunCheckpointConfig", "ServersConfig", "TrainerSection", "check_run_folder",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer_adapter.lifeline import LAUNCHER_PID_ENV, launcher_alive
+from trainer_adapter.lifeline import LAUNCHER_PID_ENV, launcher_alive, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,3 +75,51 @@ def test_a_watched_process_exits_when_the_launcher_is_gone() -> None:
 def test_a_reused_pid_is_not_the_launcher() -> None:
     assert launcher_alive(os.getpid(), None)
     assert not launcher_alive(os.getpid(), "0")  # same pid, another start time
+
+
+# -- stop_process: the one terminate -> wait -> kill of every launcher ------------------------------------------
+
+IGNORES_TERM = "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)"
+
+
+def test_a_child_that_exits_on_sigterm_is_reaped_within_its_grace() -> None:
+    child = _python("import time\ntime.sleep(60)")
+    started = time.monotonic()
+    stop_process(child, grace=30)
+    assert child.returncode == -signal.SIGTERM and time.monotonic() - started < 10
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_grace() -> None:
+    child = _python(IGNORES_TERM, stdout=subprocess.PIPE)
+    assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    started = time.monotonic()
+    stop_process(child, grace=1)
+    assert child.returncode == -signal.SIGKILL and 1 <= time.monotonic() - started < 10
+
+
+def test_sigint_first_lets_a_command_clean_up_as_on_ctrl_c() -> None:
+    child = _python("import time\ntry:\n    print('ready', flush=True)\n    time.sleep(60)\n"
+                    "except KeyboardInterrupt:\n    print('cleaned up', flush=True)", stdout=subprocess.PIPE)
+    assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    stop_process(child, grace=30, first=signal.SIGINT)
+    assert child.returncode == 0 and child.stdout.read() == "cleaned up\n"
+
+
+def test_a_group_member_that_outlives_its_leader_is_killed_too() -> None:
+    # the leader exits on SIGTERM at once; its child ignores SIGTERM (vLLM's engine after its API server died)
+    leader = _python("import subprocess, sys, time\n"
+                     f"child = subprocess.Popen([sys.executable, '-c', {IGNORES_TERM!r}], stdout=subprocess.PIPE)\n"
+                     "child.stdout.readline()\nprint(child.pid, flush=True)\ntime.sleep(60)",
+                     stdout=subprocess.PIPE, start_new_session=True)
+    assert leader.stdout is not None
+    member = int(leader.stdout.readline())
+    stop_process(leader, grace=30, group=True)
+    assert leader.returncode == -signal.SIGTERM and _gone_within(member, 10)
+
+
+def test_a_child_already_gone_is_only_reaped() -> None:
+    child = _python("pass")
+    child.wait()
+    stop_process(child, grace=1)
+    stop_process(child, grace=1, group=True)
+    assert child.returncode == 0

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from trainer_adapter.broadcast.errors import RelayError
 from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
-from trainer_adapter.lifeline import parent_death_signal
+from trainer_adapter.lifeline import parent_death_signal, stop_process
 
 NGINX_SETUP = "bash scripts/setup_nginx.sh"
 
@@ -149,8 +149,10 @@ class NginxRelay:
         self._pid_file.unlink(missing_ok=True)
         log = (self.workdir / "stderr.log").open("ab")
         # A relay goes down with the process that started it (a test or bench killed midway leaves none behind).
-        self.process = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(conf)],
-                                        stdout=log, stderr=log, preexec_fn=parent_death_signal())  # fmt: skip
+        # Its own session: stop() and kill() reach the master and its worker as one group.
+        command = [self.binary, "-p", str(self.workdir), "-c", str(conf)]
+        self.process = subprocess.Popen(command, stdout=log, stderr=log, preexec_fn=parent_death_signal(),
+                                        start_new_session=True)  # fmt: skip
         log.close()
         deadline = time.monotonic() + timeout
         while not self._listening():
@@ -183,41 +185,15 @@ class NginxRelay:
 
     def kill(self) -> None:
         """Stop at once, mid-transfer (SIGKILL the master, SIGKILL its worker): what a crashed node looks like."""
-        if self.process is None:
-            return
-        workers = _children(self.process.pid)
-        self.process.kill()
-        for pid in workers:
-            _kill_quietly(pid)
-        self.process.wait()
-        self.process = None
+        if self.process is not None:
+            stop_process(self.process, grace=0, first=signal.SIGKILL, group=True)
+            self.process = None
 
     def stop(self) -> None:
-        """Stop nginx (fast shutdown) and wait for it."""
-        if self.process is None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return
-        self.process = None
-
-
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    try:
-        return [int(p) for p in path.read_text().split()]
-    except OSError:
-        return []
-
-
-def _kill_quietly(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+        """Stop nginx (fast shutdown, SIGKILL after 10 s) and wait for it."""
+        if self.process is not None:
+            stop_process(self.process, grace=10, group=True)
+            self.process = None
 
 
 class _OneLineParser(argparse.ArgumentParser):

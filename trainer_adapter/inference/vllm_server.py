@@ -27,7 +27,6 @@ import getpass
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ from pydantic_core import PydanticUndefined
 from trainer_adapter.config import flat_fields, load_config, parse_override
 from trainer_adapter.inference.errors import InferenceServerError
 from trainer_adapter.inference.run_secret import ensure_run_secret
-from trainer_adapter.lifeline import parent_death_signal
+from trainer_adapter.lifeline import parent_death_signal, stop_process
 from verifiers.errors import UsageError
 
 WORKER_EXTENSION = "trainer_adapter.inference.weight_worker.WeightUpdateWorker"
@@ -224,17 +223,8 @@ class InferenceServer:
             if self.process is None or self._group_signalled:
                 return
             self._group_signalled = True
-            # The group id is the leader's pid (start_new_session), valid even after the leader is gone:
-            # vLLM's engine and workers may outlive an API server that died at start.
-            pgid = self.process.pid
-            if self.process.poll() is None:
-                _signal_group(pgid, signal.SIGTERM)
-                try:
-                    self.process.wait(timeout=grace)
-                except subprocess.TimeoutExpired:
-                    pass
-            _signal_group(pgid, signal.SIGKILL)
-            self.process.wait()
+            # the whole group (start_new_session): vLLM's engine and workers may outlive an API server that died
+            stop_process(self.process, grace, group=True)
         finally:
             if self._rpc_dir is not None:
                 shutil.rmtree(self._rpc_dir, ignore_errors=True)
@@ -253,13 +243,6 @@ def _user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers): torch's own fallback
         return f"uid_{os.getuid()}"
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass  # the whole group is gone already
 
 
 def _fields_help() -> str:
