@@ -43,7 +43,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test helpers that make synthetic wheels
 
-from tests.hub_server.dists import make_sdist, make_wheel  # noqa: E402
+from hub_server.testing.dists import make_sdist, make_wheel  # noqa: E402
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 PYPISERVER = ROOT / ".venv-pypiserver" / "bin" / "pypi-server"

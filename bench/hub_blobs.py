@@ -46,8 +46,8 @@ sys.path.insert(0, str(BENCH))
 
 from hub import LOAD, PIP_ACCEPT, PYTHON, ROOT, _free_port, _run, _tree_cpu_seconds, _wait_ready  # noqa: E402
 
-from tests.hub_server.dists import make_wheel  # noqa: E402 (hub put the repository on the path)
-from tests.hub_server.nginx import ACCEL_PREFIX, nginx_available, running_nginx, stop_process  # noqa: E402
+from hub_server.testing.dists import make_wheel  # noqa: E402 (hub put the repository on the path)
+from hub_server.testing.nginx import ACCEL_PREFIX, nginx_available, running_nginx, stop_process  # noqa: E402
 
 VARIANTS = ("lane", "fileresponse", "nginx+hub", "nginx")
 

@@ -43,7 +43,7 @@ from markdown_it import MarkdownIt  # noqa: E402
 
 from hub_server import Settings, create_app  # noqa: E402
 from hub_server.services import accounts, release_readme  # noqa: E402
-from tests.hub_server.dists import make_wheel, upload_form  # noqa: E402
+from hub_server.testing.dists import make_wheel, upload_form  # noqa: E402
 
 OLD_RENDER_CHARS = 512 * 1024  # what the old per-view render cut the README to
 

@@ -57,3 +57,17 @@ def test_a_cli_module_imported_by_library_code_is_reported(tmp_path: Path) -> No
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "CLI modules are entry points BROKEN" in done.stdout, done.stdout
     assert "trainer_user -> verifiers.cli.vf_eval" in done.stdout, done.stdout
+
+
+def test_benchmarks_import_nothing_from_the_tests() -> None:
+    """bench/ runs from a deployment's checkout too, where tests/ may not be: its fixtures come from the parts'
+    own testing packages (verifiers.testing, hub_server.testing)."""
+    import ast
+
+    offenders = []
+    for script in sorted((ROOT / "bench").rglob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text(), str(script))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{script.relative_to(ROOT)}: {n}" for n in names if n == "tests" or n.startswith("tests.")]
+    assert not offenders, offenders

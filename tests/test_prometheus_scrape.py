@@ -30,7 +30,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry
 
 import verifiers as vf
-from tests.hub_server.dists import make_wheel, upload_form
+from hub_server.testing.dists import make_wheel, upload_form
 from tests.trainer_adapter.orchestrator.test_orchestrator_metrics import drop_and_reject_policy
 from trainer_adapter.model.tiny import ModelConfig
 from trainer_adapter.model.tokenizer import build_tokenizer

@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 from hub_server import Settings, create_app
 from hub_server.context import Hub
 from hub_server.services import accounts
-from tests.hub_server.dists import upload_form
+from hub_server.testing.dists import upload_form
 from tests.hub_server.scale import ScaleBackends, local_s3, with_fresh_prefix
 
 

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from hub_server.context import Hub
 from tests.hub_server.conftest import basic
-from tests.hub_server.dists import make_wheel, upload_form
+from hub_server.testing.dists import make_wheel, upload_form
 
 
 async def test_a_client_disconnecting_mid_upload_is_one_log_line_and_leaves_no_staging_file(

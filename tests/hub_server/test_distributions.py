@@ -9,7 +9,7 @@ import pytest
 
 from hub_server.distributions import SDIST, WHEEL, parse_filename, read_metadata
 from hub_server.errors import BadRequest, TooLarge
-from tests.hub_server.dists import make_gzip_bomb, make_sdist, make_wheel, metadata_text
+from hub_server.testing.dists import make_gzip_bomb, make_sdist, make_wheel, metadata_text
 
 
 def test_filenames_split_into_type_name_and_version() -> None:

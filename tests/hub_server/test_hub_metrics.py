@@ -15,7 +15,7 @@ from hub_server import Settings, create_app
 from hub_server.context import Hub
 from hub_server.storage import LocalStorage
 from tests.hub_server.conftest import bearer
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 
 JSON = "application/vnd.pypi.simple.v1+json"
 

@@ -25,7 +25,7 @@ from hub_server import Settings
 from hub_server.db import Database
 from hub_server.services import accounts
 from tests.hub_server.conftest import basic
-from tests.hub_server.dists import make_wheel, upload_form
+from hub_server.testing.dists import make_wheel, upload_form
 
 pytestmark = pytest.mark.slow
 

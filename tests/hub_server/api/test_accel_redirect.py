@@ -25,8 +25,8 @@ from hub_server.db.models import Project
 from hub_server.services.downloads import project_downloads
 from hub_server.storage import LocalStorage, blob_key
 from tests.hub_server.conftest import LiveServer, basic
-from tests.hub_server.dists import make_wheel
-from tests.hub_server.nginx import ACCEL_PREFIX, nginx_available, running_nginx
+from hub_server.testing.dists import make_wheel
+from hub_server.testing.nginx import ACCEL_PREFIX, nginx_available, running_nginx
 
 JSON = "application/vnd.pypi.simple.v1+json"
 

@@ -16,7 +16,7 @@ from hub_server.context import Hub
 from hub_server.db import File, Owner, Project, Token
 from hub_server.services import accounts
 from tests.hub_server.conftest import basic
-from tests.hub_server.dists import (
+from hub_server.testing.dists import (
     make_gzip_bomb,
     make_sdist,
     make_wheel,

@@ -16,7 +16,7 @@ from hub_server.context import Hub
 from hub_server.db import Database, Owner
 from hub_server.services.catalog import set_quarantined
 from tests.hub_server.conftest import bearer
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 
 Upload = Callable[..., httpx.Response]
 

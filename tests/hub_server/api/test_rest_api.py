@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.hub_server.conftest import bearer
-from tests.hub_server.dists import make_sdist, make_wheel
+from hub_server.testing.dists import make_sdist, make_wheel
 
 Upload = Callable[..., httpx.Response]
 

@@ -19,7 +19,7 @@ from hub_server.cli.vf_hub import app
 from hub_server.storage import blob_key
 from tests.hub_server.cli.test_vf_hub import REPO_ROOT, _create_user, _free_port
 from tests.hub_server.conftest import basic
-from tests.hub_server.dists import make_wheel, upload_form
+from hub_server.testing.dists import make_wheel, upload_form
 
 runner = CliRunner()
 

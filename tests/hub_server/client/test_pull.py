@@ -16,7 +16,7 @@ from hub_server.context import Hub
 from hub_server.errors import BadRequest, NotFound
 from hub_server.names import EnvRef
 from hub_server.storage import LocalStorage, blob_key
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 from tests.hub_server.web.envdists import env_sdist, publish, tar_gz
 
 runner = CliRunner()

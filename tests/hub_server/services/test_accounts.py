@@ -12,7 +12,7 @@ import pytest
 from hub_server.context import Hub
 from hub_server.errors import BadRequest, Conflict, NotFound
 from hub_server.services import accounts
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 
 Upload = Callable[..., httpx.Response]
 

@@ -26,7 +26,7 @@ from hub_server.services.gc import collect_garbage
 from hub_server.storage import LocalStorage, blob_key
 from hub_server.storage.base import StoredBlob
 from tests.hub_server.conftest import bearer
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 
 HOUR = dt.timedelta(hours=1)
 JSON = "application/vnd.pypi.simple.v1+json"

@@ -18,7 +18,7 @@ from hub_server.context import Hub
 from hub_server.db import Database
 from hub_server.db.models import Release
 from hub_server.services import release_readme
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 from tests.hub_server.web.envdists import README, env_sdist
 
 

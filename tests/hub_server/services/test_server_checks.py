@@ -23,7 +23,7 @@ from hub_server.db.checks import ERROR, FAILED, PASSED, QUEUED, RUNNING, ServerC
 from hub_server.db.database import Database
 from hub_server.db.models import Release
 from hub_server.services import server_checks
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 from tests.hub_server.web.envdists import publish
 
 WORKERS = 4

@@ -25,7 +25,7 @@ from hub_server.storage import blob_key, open_storage
 from hub_server.storage.s3 import S3Storage
 from tests.hub_server.clients import installed, new_venv, pip_install
 from tests.hub_server.conftest import LiveServer, basic
-from tests.hub_server.dists import make_wheel, upload_form
+from hub_server.testing.dists import make_wheel, upload_form
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.hub_server.dists import make_wheel, metadata_text
+from hub_server.testing.dists import make_wheel, metadata_text
 
 README = """# {name}
 

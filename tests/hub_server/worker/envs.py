@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.hub_server.dists import make_wheel
+from hub_server.testing.dists import make_wheel
 
 _GOOD = '''
 import verifiers as vf
