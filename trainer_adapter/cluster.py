@@ -1,4 +1,5 @@
-"""An RL run over several machines: the roles each node plays, and how they find each other (docs/cluster.md).
+"""An RL run over several machines: the roles each node plays (docs/cluster.md; how they find each other is
+:mod:`trainer_adapter.rendezvous`).
 
 One node (the head) runs ``vf-train rl CONFIG`` as on one machine, with ``trainer.num_nodes``,
 ``trainer.rendezvous`` and ``inference.urls`` set. The other nodes run one role each::
@@ -20,67 +21,16 @@ with the server: that node's weights come from the relays, not from ``RUN_DIR``.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import time
-import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from trainer_adapter.errors import TrainerError
-from trainer_adapter.inference.errors import InferenceServerError
-
-LAUNCH_ID_ENV = "VF_LAUNCH_ID"
-LAUNCH_FILE = "launch_id"
-
-
-class LaunchWaitError(TrainerError):
-    """A node waited for the head's launch longer than it was told to."""
-
-
-def publish_launch(root: Path) -> str:
-    """Say that ``root`` is ready for this launch's other nodes; returns the launch's id (``$VF_LAUNCH_ID``, or a
-    new one). Call it once the initial weights and the trainer's config are written: a node reads them next."""
-    launch_id = os.environ.get(LAUNCH_ID_ENV) or uuid.uuid4().hex
-    partial = root / f".{LAUNCH_FILE}.partial"
-    partial.write_text(launch_id)
-    partial.replace(root / LAUNCH_FILE)  # whole or absent: a node never reads half an id
-    return launch_id
-
-
-def wait_for_launch(root: Path, launch_id: str, timeout_s: float, poll_s: float = 1.0) -> None:
-    """Until the head has published ``launch_id`` in ``root``; :class:`LaunchWaitError` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            if (root / LAUNCH_FILE).read_text() == launch_id:
-                return
-        except FileNotFoundError:
-            pass
-        if time.monotonic() > deadline:
-            raise LaunchWaitError(f"no launch {launch_id!r} in {root} after {timeout_s:.0f} s: is the head node's "
-                                  f"vf-train rl running with {LAUNCH_ID_ENV}={launch_id} and output_dir {root}?")
-        time.sleep(poll_s)
-
-
-async def wait_healthy(urls: Sequence[str], clients: Sequence[Any], timeout_s: float, poll_s: float = 1.0) -> None:
-    """Until every server answers ``GET /health`` (``clients[i]`` is ``urls[i]``'s ``WeightsClient``): servers
-    named in ``inference.urls`` may still be starting, as on nodes started with the head."""
-    deadline = time.monotonic() + timeout_s
-    pending = dict(zip(urls, clients))
-    while True:
-        answers = await asyncio.gather(*(client.healthy(timeout=5.0) for client in pending.values()))
-        pending = {url: client for (url, client), up in zip(pending.items(), answers) if not up}
-        if not pending:
-            return
-        if time.monotonic() > deadline:
-            raise InferenceServerError(f"inference.urls not healthy after {timeout_s:.0f} s "
-                                       f"(inference.start_timeout_s): {', '.join(pending)}")
-        await asyncio.sleep(poll_s)
+from trainer_adapter.rendezvous import LAUNCH_ID_ENV, wait_for_launch
+from trainer_adapter.rl_run import follower_command, trainer_command
 
 
 def _run_config(root: Path) -> Any:
@@ -99,7 +49,6 @@ Timeout = Annotated[float, typer.Option(help="Seconds to wait for the head befor
 @app.command("trainer-node")
 def trainer_node(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0) -> None:
     """Become one more node of the run's trainer: torchrun with the head's rendezvous and ranks per node."""
-    from trainer_adapter.rl_run import trainer_command
     from trainer_adapter.train.launch import rank_environment
 
     wait_for_launch(run_dir, launch_id, timeout)
@@ -122,7 +71,6 @@ def inference(run_dir: RunDir, launch_id: LaunchId, timeout: Timeout = 3600.0,
     from trainer_adapter.inference.run_secret import RUN_SECRET_VAR, run_secret
     from trainer_adapter.inference.vllm_server import InferenceServer
     from trainer_adapter.lifeline import parent_death_signal
-    from trainer_adapter.rl_run import follower_command
 
     if run_secret() is None:
         raise typer.BadParameter(f"{RUN_SECRET_VAR} is not set: the trainer's weight updates need the run secret "
@@ -154,4 +102,4 @@ def main(argv: list[str] | None = None) -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["LAUNCH_FILE", "LAUNCH_ID_ENV", "LaunchWaitError", "publish_launch", "wait_for_launch", "wait_healthy"]
+__all__ = ["app", "inference", "main", "trainer_node"]

@@ -47,7 +47,6 @@ from typing import Any, TypeVar
 
 from trainer_adapter.broadcast.config import BroadcastConfig
 from trainer_adapter.broadcast.relayed import RelayBroadcast, RelayedAdmin, clear_relays
-from trainer_adapter.cluster import publish_launch, wait_healthy
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.weights_client import WeightsClient
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal, stop_process
@@ -58,6 +57,7 @@ from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator
 from trainer_adapter.orchestrator.state import load_state
 from trainer_adapter.orchestrator.validation import GroupValidator
+from trainer_adapter.rendezvous import publish_launch, wait_healthy
 from trainer_adapter.resume import (
     RUN_CONFIG,
     ResumePoint,
