@@ -20,6 +20,7 @@ import typer
 from pydantic import BaseModel
 
 from trainer_adapter.config import flat_fields, load_config, parse_value
+from trainer_adapter.logs import log_to_stdout
 from verifiers.errors import UsageError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -298,6 +299,7 @@ app.command("serve", help="Serve a model with vLLM on this machine (OpenAI API, 
 
 
 def main(argv: list[str] | None = None) -> None:
+    log_to_stdout()  # each RL step and server event, as plain lines (the library logs them)
     app(args=sys.argv[1:] if argv is None else argv, prog_name="vf-train")
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import time
 from collections import Counter
@@ -73,6 +74,8 @@ from trainer_adapter.orchestrator.validation import (
 )
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
 from trainer_adapter.transport import write_step
+
+log = logging.getLogger("trainer_adapter.orchestrator")
 
 
 @dataclass
@@ -317,13 +320,13 @@ class Orchestrator:
             reason = " ".join(reason.split())[:400]
             if reason not in self._failure_reasons:
                 self._failure_reasons.add(reason)
-                print(f"rollout failed (counted in failed_rollouts; shown once): {reason}", flush=True)
+                log.warning("rollout failed (counted in failed_rollouts; shown once): %s", reason)
 
     def _accept(self, task: asyncio.Task[Any], info: _Inflight) -> None:
         results, check = task.result()
         if isinstance(check, CommitmentUnavailable):
-            print(f"inference server {info.client} did not answer for its commitments ({check}); its group is "
-                  "asked again", flush=True)
+            log.warning("inference server %s did not answer for its commitments (%s); its group is asked again",
+                        info.client, check)
             self.servers.suspect(info.client)
             self._lose(info)
             return
@@ -404,7 +407,7 @@ class Orchestrator:
             f.write(json.dumps(line) + "\n")
         self.metrics.batch_written(step, lags, elapsed, waited)
         self.metrics.servers_up.set(len(self.servers.up()))
-        print(step_line(line, self._max_steps), flush=True)
+        log.info("%s", step_line(line, self._max_steps))
         self.update_seconds = 0.0
         if self.state_every and (step + 1) % self.state_every == 0:
             save_state(self.root, self.state(step + 1))

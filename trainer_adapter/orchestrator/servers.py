@@ -12,6 +12,7 @@ servers only, so one server being down never fails the run; every server down fo
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -22,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer_adapter.inference.errors import InferenceServerError
 from verifiers.errors import UsageError
+
+log = logging.getLogger("trainer_adapter.orchestrator")
 
 _TICK_S = 0.05
 """How often the watcher looks for a server whose probe is due (probes themselves follow the config)."""
@@ -135,8 +138,8 @@ class ServerPool:
         server.next_probe = self._clock() + server.backoff
         self._lost.append(index)
         self.counts["server_down"] += 1
-        print(f"inference server {index} is down ({why}); its rollouts go to the {len(self.up())} others until it "
-              "answers /health again", flush=True)
+        log.warning("inference server %d is down (%s); its rollouts go to the %d others until it answers /health "
+                    "again", index, why, len(self.up()))
         if not self.up():
             self._all_down_since = self._clock()
 
@@ -151,8 +154,8 @@ class ServerPool:
             server.up = False
             self._lost.append(index)
         self.counts["server_excluded"] += 1
-        print(f"inference server {index} is excluded for the rest of the run ({why}); its rollouts go to the "
-              f"{len(self.up())} others", flush=True)
+        log.warning("inference server %d is excluded for the rest of the run (%s); its rollouts go to the %d others",
+                    index, why, len(self.up()))
 
     def suspect(self, index: int) -> None:
         """Probe server ``index`` at once (one of its rollouts failed): a dead server is found before the next
@@ -205,7 +208,7 @@ class ServerPool:
                 try:
                     await server.admin.update(target[1])
                 except Exception as e:  # noqa: BLE001 - any failure leaves it down, to be polled again
-                    print(f"inference server {index} answers but could not load {target[1]}: {e!r}", flush=True)
+                    log.warning("inference server %d answers but could not load %s: %r", index, target[1], e)
                     return False
             loaded = target
         return True
@@ -249,8 +252,8 @@ class ServerPool:
             server.next_probe = self._clock() + self.config.interval_s
             self._all_down_since = None
             self.counts["server_rejoined"] += 1
-            print(f"inference server {index} is back at weights version {self.current[0]}; it takes rollouts again",
-                  flush=True)
+            log.info("inference server %d is back at weights version %s; it takes rollouts again", index,
+                     self.current[0])
             return
         server.backoff = min(server.backoff * 2, self.config.max_backoff_s)
         server.next_probe = self._clock() + server.backoff

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -238,8 +239,9 @@ async def test_environments_are_mixed_by_weight(tmp_path, serve, client_for) -> 
 
 
 async def test_a_mix_logs_each_environments_reward_and_share_and_evaluates_each(tmp_path, serve, client_for,
-                                                                                 capsys) -> None:
-    """Metrics lines carry reward/<task> and share/<task>; the console line shows them; evaluations cover both."""
+                                                                                 caplog) -> None:
+    """Metrics lines carry reward/<task> and share/<task>; the step's log line shows them; evaluations cover both."""
+    caplog.set_level(logging.INFO, logger="trainer_adapter.orchestrator")
     env, weights = load_env_mix([
         EnvConfig(id="reverse-text", args={"num_train_examples": 30, "num_eval_examples": 4}, weight=3.0),
         EnvConfig(id="arithmetic", args={"num_train_examples": 300, "num_eval_examples": 4}, weight=1.0),
@@ -260,7 +262,7 @@ async def test_a_mix_logs_each_environments_reward_and_share_and_evaluates_each(
     rollouts = sum(line["rollouts"] for line in lines)
     reverse = sum(line.get("share/reverse-text", 0) * line["rollouts"] for line in lines) / rollouts
     assert 0.55 < reverse < 0.95  # 3:1 over 48 groups, where the row counts alone would give 30:300
-    printed = [x for x in capsys.readouterr().out.splitlines() if x.startswith("step ")]
+    printed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("step ")]
     assert len(printed) == 6 and printed[0].startswith("step 1/6  reward ")
     assert all("reverse-text" in x or "arithmetic" in x for x in printed)
     evals = [json.loads(x) for x in (tmp_path / "eval_metrics.jsonl").read_text().splitlines()]
