@@ -16,9 +16,9 @@ from fastapi.testclient import TestClient
 
 from hub_server.services import accounts
 from hub_server.storage import blob_key
-from tests.hub_server.conftest import basic
 from hub_server.testing.dists import make_wheel, upload_form
 from hub_server.testing.nginx import nginx_available
+from tests.hub_server.conftest import basic
 from tests.hub_server.scale import overwrite_blob
 
 ROOT = Path(__file__).resolve().parents[2]

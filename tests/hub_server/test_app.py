@@ -11,8 +11,8 @@ import pytest
 from fastapi import FastAPI
 
 from hub_server.context import Hub
-from tests.hub_server.conftest import basic
 from hub_server.testing.dists import make_wheel, upload_form
+from tests.hub_server.conftest import basic
 
 
 async def test_a_client_disconnecting_mid_upload_is_one_log_line_and_leaves_no_staging_file(

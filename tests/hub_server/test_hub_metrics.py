@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from hub_server import Settings, create_app
 from hub_server.context import Hub
 from hub_server.storage import LocalStorage
-from tests.hub_server.conftest import bearer
 from hub_server.testing.dists import make_wheel
+from tests.hub_server.conftest import bearer
 
 JSON = "application/vnd.pypi.simple.v1+json"
 

@@ -21,9 +21,9 @@ from hub_server.context import Hub
 from hub_server.install_commands import InstallTarget, pip_requirement, uv_command
 from hub_server.services import accounts
 from hub_server.storage import blob_key
+from hub_server.testing.dists import make_sdist, make_wheel
 from tests.hub_server.clients import installed, new_venv, pip_install, static_index, twine, uv_install
 from tests.hub_server.conftest import LiveServer, bearer
-from hub_server.testing.dists import make_sdist, make_wheel
 from tests.hub_server.scale import overwrite_blob
 
 pytestmark = pytest.mark.slow

@@ -24,8 +24,8 @@ import pytest
 from hub_server import Settings
 from hub_server.db import Database
 from hub_server.services import accounts
-from tests.hub_server.conftest import basic
 from hub_server.testing.dists import make_wheel, upload_form
+from tests.hub_server.conftest import basic
 
 pytestmark = pytest.mark.slow
 

@@ -79,7 +79,8 @@ def test_a_reused_pid_is_not_the_launcher() -> None:
 
 # -- stop_process: the one terminate -> wait -> kill of every launcher ------------------------------------------
 
-IGNORES_TERM = "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)"
+IGNORES_TERM = ("import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                "print('ready', flush=True)\ntime.sleep(60)")
 
 
 def test_a_child_that_exits_on_sigterm_is_reaped_within_its_grace() -> None:

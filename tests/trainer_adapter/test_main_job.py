@@ -17,9 +17,11 @@ from trainer_adapter.cli.vf_train import main as vf_train_main
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.main_job import (
+    equal_compute_batch,
     mismatch_kl,
     rl_run_config,
     run_main_job,
+    sft_baseline_config,
     sft_run_config,
     vf_eval_command,
 )
@@ -64,6 +66,25 @@ def test_the_main_config_rl_trains_the_real_model_asynchronously() -> None:
     # reported on the held-out test rows; the validation split is only ever chosen by hand, for tuning
     assert "eval_split" not in config.env_args and rl.env.args == config.all_env_args()
     assert config.eval.num_examples * config.eval.rollouts_per_example >= 400  # enough replies for +-0.02
+
+
+def test_the_sft_baseline_has_rls_steps_and_start_and_a_batch_of_rls_compute() -> None:
+    config = load_config(MainJobConfig, MAIN_TOML)
+    assert config.sft_baseline.enabled  # the main job prints it beside the RL gain
+    sft = SFTConfig.model_validate(sft_baseline_config(config, Path("/models/smollm2"), 23))
+    assert sft.max_steps == config.rl.steps and str(sft.model.path) == "/models/smollm2"
+    assert sft.data.batch_size == 23 and sft.data.env == config.env_id and sft.data.env_args == config.all_env_args()
+    assert "eval_split" not in sft.data.env_args  # the training rows, as RL's
+    assert sft.optimizer.lr == config.sft_baseline.lr and sft.optimizer.schedule == "constant"
+    assert sft.optimizer.warmup_steps == 0 and sft.stop_at_loss is None and sft.log_every == 1
+    assert sft.output_dir == config.output_dir / "sft_baseline" and not sft.checkpoint.resume
+    # examples a step so that as many steps run as many positions as RL did
+    assert equal_compute_batch(14 * 1000, 14, 40.0) == 25
+    assert equal_compute_batch(10, 14, 40.0) == 1  # never an empty step
+    with pytest.raises(ValidationError, match="lr"):
+        MainJobConfig.model_validate({"sft_baseline": {"enabled": True, "lr": 0}})
+    with pytest.raises(ValidationError, match="extra"):
+        MainJobConfig.model_validate({"sft_baseline": {"steps": 3}})  # its steps are RL's, not its own
 
 
 def test_a_catalog_model_can_be_warm_started_and_tiny_cannot_skip_sft() -> None:
@@ -335,6 +356,8 @@ def test_reward_curve_is_a_png(tmp_path: Path) -> None:
     )
     png = plot_reward_curve(rl, 0.31, 0.45, tmp_path / "out" / "reward_curve.png")
     _assert_png(png)
+    floors = {"echo the text": 0.33, "SFT only, RL's compute": 0.62}
+    _assert_png(plot_reward_curve(rl, 0.31, 0.45, tmp_path / "floors.png", baselines=floors))
     empty = tmp_path / "empty"
     empty.mkdir()
     _assert_png(plot_reward_curve(empty, 0.3, 0.3, tmp_path / "empty.png"))  # no metrics yet: still a figure
@@ -410,6 +433,12 @@ def test_the_main_job_trains_the_real_model(tmp_path: Path) -> None:
     assert max(m["off_policy_max"] for m in trainer) == 1, trainer
     assert "mismatch_kl" in summary and summary["mismatch_kl"]["max"] < 0.5
     assert summary["after_weights"] == str((out / "rl" / "weights" / "step_3").resolve())
+    # the equal-compute SFT-only baseline: RL's steps, about RL's positions, measured like AFTER
+    baseline = summary["sft_baseline"]
+    assert baseline["steps"] == 3 and 0.8 < baseline["positions"] / baseline["rl_positions"] < 1.25, baseline
+    assert [m["step"] for m in read_jsonl(out / "sft_baseline" / "metrics.jsonl")] == [1, 2, 3]
+    assert 0.0 <= baseline["reward"] <= 1.0 and summary["errored_rollouts"]["smollm2-135m-instruct-sft"] == 0
+    assert any(line.startswith("baseline: SFT only on the reference answers") for line in lines), lines[-12:]
     _assert_png(out / "reward_curve.png")
 
 

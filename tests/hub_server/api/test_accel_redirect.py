@@ -24,9 +24,9 @@ from hub_server.context import Hub
 from hub_server.db.models import Project
 from hub_server.services.downloads import project_downloads
 from hub_server.storage import LocalStorage, blob_key
-from tests.hub_server.conftest import LiveServer, basic
 from hub_server.testing.dists import make_wheel
 from hub_server.testing.nginx import ACCEL_PREFIX, nginx_available, running_nginx
+from tests.hub_server.conftest import LiveServer, basic
 
 JSON = "application/vnd.pypi.simple.v1+json"
 

@@ -16,8 +16,8 @@ from hub_server.app import HubApp
 from hub_server.context import Hub
 from hub_server.services.downloads import project_downloads
 from hub_server.storage import LocalStorage, blob_key
-from tests.hub_server.conftest import basic, bearer
 from hub_server.testing.dists import make_wheel
+from tests.hub_server.conftest import basic, bearer
 from tests.hub_server.scale import overwrite_blob
 
 JSON = "application/vnd.pypi.simple.v1+json"

@@ -15,7 +15,6 @@ from hub_server import Settings, create_app
 from hub_server.context import Hub
 from hub_server.db import File, Owner, Project, Token
 from hub_server.services import accounts
-from tests.hub_server.conftest import basic
 from hub_server.testing.dists import (
     make_gzip_bomb,
     make_sdist,
@@ -23,6 +22,7 @@ from hub_server.testing.dists import (
     metadata_text,
     upload_form,
 )
+from tests.hub_server.conftest import basic
 
 Upload = Callable[..., httpx.Response]
 

@@ -15,8 +15,8 @@ from hub_server.api.read_cache import ReadCache
 from hub_server.context import Hub
 from hub_server.db import Database, Owner
 from hub_server.services.catalog import set_quarantined
-from tests.hub_server.conftest import bearer
 from hub_server.testing.dists import make_wheel
+from tests.hub_server.conftest import bearer
 
 Upload = Callable[..., httpx.Response]
 

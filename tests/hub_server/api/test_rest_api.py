@@ -9,8 +9,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.hub_server.conftest import bearer
 from hub_server.testing.dists import make_sdist, make_wheel
+from tests.hub_server.conftest import bearer
 
 Upload = Callable[..., httpx.Response]
 

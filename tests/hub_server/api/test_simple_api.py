@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 
 from hub_server.context import Hub
 from hub_server.services import catalog
-from tests.hub_server.conftest import basic, bearer
 from hub_server.testing.dists import make_sdist, make_wheel
+from tests.hub_server.conftest import basic, bearer
 
 JSON = "application/vnd.pypi.simple.v1+json"
 Upload = Callable[..., httpx.Response]

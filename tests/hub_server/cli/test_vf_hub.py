@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from hub_server import Settings
 from hub_server.cli.vf_hub import app
 from hub_server.db import Database, File
-from tests.hub_server.conftest import basic, bearer
 from hub_server.testing.dists import make_wheel, upload_form
+from tests.hub_server.conftest import basic, bearer
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 runner = CliRunner()

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from hub_server import Settings, create_app
 from hub_server.cli.vf_hub import app
 from hub_server.storage import blob_key
+from hub_server.testing.dists import make_wheel, upload_form
 from tests.hub_server.cli.test_vf_hub import REPO_ROOT, _create_user, _free_port
 from tests.hub_server.conftest import basic
-from hub_server.testing.dists import make_wheel, upload_form
 
 runner = CliRunner()
 

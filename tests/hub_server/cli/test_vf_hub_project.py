@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from hub_server import Settings, create_app
 from hub_server.cli.vf_hub import app
-from tests.hub_server.conftest import LiveServer, basic
 from hub_server.testing.dists import make_wheel, upload_form
+from tests.hub_server.conftest import LiveServer, basic
 
 runner = CliRunner()
 

@@ -25,8 +25,8 @@ from hub_server.services import accounts
 from hub_server.services.gc import collect_garbage
 from hub_server.storage import LocalStorage, blob_key
 from hub_server.storage.base import StoredBlob
-from tests.hub_server.conftest import bearer
 from hub_server.testing.dists import make_wheel
+from tests.hub_server.conftest import bearer
 
 HOUR = dt.timedelta(hours=1)
 JSON = "application/vnd.pypi.simple.v1+json"

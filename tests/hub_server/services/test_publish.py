@@ -16,8 +16,8 @@ from hub_server.db import File, Project
 from hub_server.errors import StorageError
 from hub_server.services.publish import StagedFile, publish
 from hub_server.storage import blob_key
-from tests.hub_server.conftest import basic
 from hub_server.testing.dists import make_wheel, upload_form
+from tests.hub_server.conftest import basic
 
 
 def _post(url: str, token: str, path: Path, name: str, version: str) -> httpx.Response:

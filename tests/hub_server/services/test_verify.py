@@ -25,8 +25,8 @@ from hub_server.services import accounts
 from hub_server.services.blob_repair import stored_hash
 from hub_server.services.verify import CORRUPT, MISSING, verify_blobs
 from hub_server.storage import blob_key
-from tests.hub_server.conftest import basic
 from hub_server.testing.dists import make_wheel, upload_form
+from tests.hub_server.conftest import basic
 from tests.hub_server.scale import overwrite_blob
 
 JSON = "application/vnd.pypi.simple.v1+json"

@@ -23,9 +23,9 @@ from hub_server.errors import StorageError
 from hub_server.services import accounts
 from hub_server.storage import blob_key, open_storage
 from hub_server.storage.s3 import S3Storage
+from hub_server.testing.dists import make_wheel, upload_form
 from tests.hub_server.clients import installed, new_venv, pip_install
 from tests.hub_server.conftest import LiveServer, basic
-from hub_server.testing.dists import make_wheel, upload_form
 
 
 @pytest.fixture

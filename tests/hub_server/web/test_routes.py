@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from hub_server.context import Hub
 from hub_server.services import accounts
-from tests.hub_server.conftest import bearer
 from hub_server.testing.dists import make_wheel, metadata_text
+from tests.hub_server.conftest import bearer
 from tests.hub_server.web.envdists import PYPROJECT, README, env_sdist, publish
 
 EVIL_README = README.format(name="demo-env") + """

@@ -11,8 +11,8 @@ from pathlib import Path
 from hub_server.db.checks import FAILED
 from hub_server.services.server_checks import Claimed
 from hub_server.storage import LocalStorage, blob_key
-from hub_server.worker.loop import WorkerConfig, run_claimed
 from hub_server.testing.dists import make_wheel
+from hub_server.worker.loop import WorkerConfig, run_claimed
 from tests.hub_server.web.envdists import env_sdist
 
 

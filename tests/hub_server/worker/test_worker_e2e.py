@@ -17,8 +17,8 @@ import pytest
 from hub_server import Settings
 from hub_server.db import Database
 from hub_server.services import accounts
-from tests.hub_server.conftest import basic, bearer
 from hub_server.testing.dists import upload_form
+from tests.hub_server.conftest import basic, bearer
 from tests.hub_server.test_workers import _serve, _wait_healthy
 from tests.hub_server.web.test_browser import CHROMIUM, browser_page  # noqa: F401 (a fixture)
 from tests.hub_server.worker.envs import env_wheel
