@@ -10,6 +10,8 @@ the project's own commands, all under ``output_dir``:
 3. ``vf-train rl`` from those weights on the same server (in-flight weight updates), with the
    FSDP2 trainer and the orchestrator (``rl/``).
 4. The server loads the final RL weights; ``vf-eval`` the same way on the same held-out rows: AFTER.
+5. The baselines a skeptic asks for, on the same rows the same way: with ``sft_baseline.enabled``, SFT only on
+   the training rows' reference answers with RL's compute (``sft_baseline/``); and a policy echoing the prompt.
 
 One server serves all three phases: each vLLM start costs 30-60 s here, and a server that
 loaded new weights answers exactly as a fresh one would (:mod:`trainer_adapter.inference.weight_routes`).
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainer_adapter.errors import TrainerError
-from trainer_adapter.lifeline import parent_death_signal
+from trainer_adapter.lifeline import parent_death_signal, stop_process
 from trainer_adapter.main_job_config import TINY, MainJobConfig
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
 
@@ -65,6 +67,25 @@ def sft_run_config(config: MainJobConfig, start: Path | None = None) -> dict[str
                  "seed": config.seed},
         "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False}, "stop_at_loss": config.sft.stop_at_loss,
     }  # fmt: skip
+
+
+def sft_baseline_config(config: MainJobConfig, start: Path, batch_size: int) -> dict[str, Any]:
+    """``vf-train sft``'s config for the equal-compute SFT-only baseline: from ``start`` (the weights RL started
+    from), ``rl.steps`` steps of ``batch_size`` reference answers at a constant learning rate, every step logged
+    (its positions are the compute compared with RL's)."""
+    return {
+        "max_steps": config.rl.steps, "output_dir": str(config.output_dir / "sft_baseline"), "log_every": 1,
+        "num_processes": config.rl.num_processes, "precision": config.precision, "model": {"path": str(start)},
+        "data": {"env": config.env_id, "env_args": config.all_env_args(), "batch_size": batch_size,
+                 "seed": config.seed},
+        "optimizer": {"lr": config.sft_baseline.lr, "warmup_steps": 0, "schedule": "constant"},
+        "checkpoint": {"resume": False, "every": 0},
+    }  # fmt: skip
+
+
+def equal_compute_batch(rl_positions: int, steps: int, example_positions: float) -> int:
+    """Examples per SFT step so that ``steps`` steps run about ``rl_positions`` positions forward and backward."""
+    return max(1, round(rl_positions / (steps * example_positions)))
 
 
 def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | None = None) -> dict[str, Any]:
@@ -135,14 +156,8 @@ def _run_following(command: list[str], log: Path, follow: Callable[[], None], en
             while process.poll() is None:
                 follow()
                 time.sleep(1.0)
-        finally:
-            if process.poll() is None:  # interrupted: SIGINT lets vf-train stop its servers and trainer itself
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        finally:  # interrupted: SIGINT lets vf-train stop its servers and trainer itself
+            stop_process(process, grace=60, first=signal.SIGINT)
     follow()
     text = log.read_text()
     if process.returncode != 0:
@@ -180,7 +195,7 @@ def _job_server(config: MainJobConfig, weights: Path) -> InferenceServer:
 
     # vf-eval files each run under its model name
     name = served_name(config)
-    names = [name, *(f"{name}-{phase}{kind}" for phase in ("before", "after") for kind in ("", "-greedy"))]
+    names = [name, *(f"{name}-{phase}{kind}" for phase in ("before", "after", "sft") for kind in ("", "-greedy"))]
     return InferenceServer(
         InferenceConfig(model=str(weights), served_model_name=names, port=free_port(), dtype=config.server.dtype,
                         max_num_seqs=config.server.max_num_seqs,
@@ -231,8 +246,7 @@ def echo_baseline(config: MainJobConfig) -> float:
             raise TrainerError(f"the scripted echo server did not start (exit {server.poll()}): {ready!r}")
         return _evaluate(config, ready.split()[1], f"{served_name(config)}-echo", greedy=True)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop_process(server, grace=30)
 
 
 def mismatch_kl(rl_dir: Path) -> dict[str, float]:
@@ -257,6 +271,40 @@ def _load_weights(base_url: str, weights: Path) -> str:
             return str((await client.current())["weight_dir"])
 
     return asyncio.run(load())
+
+
+def _example_positions(config: MainJobConfig, weights: Path) -> float:
+    """The mean positions of one SFT example (prompt and reference answer, as SFT tokenizes it) over up to 1,000
+    of the environment's training rows, with the tokenizer of ``weights``."""
+    from transformers import AutoTokenizer
+
+    from trainer_adapter.train.sft_data import SFTDataConfig, load_rows, tokenize
+
+    tokenizer = AutoTokenizer.from_pretrained(weights)
+    rows = load_rows(SFTDataConfig(env=config.env_id, env_args=config.all_env_args()))[:1000]
+    if not rows:
+        raise TrainerError(f"{config.env_id} has no training rows for the SFT baseline")
+    return sum(len(tokenize(tokenizer, *row).token_ids) for row in rows) / len(rows)
+
+
+def _sft_baseline(config: MainJobConfig, train: list[str], warm: Path, base_url: str,
+                  results: dict[str, float]) -> dict[str, Any]:  # fmt: skip
+    """The equal-compute SFT-only baseline: SFT from ``warm`` with the RL run's steps and positions, loaded into
+    the server and measured like BEFORE and AFTER; returns what it did (for ``summary.json``)."""
+    root, steps = config.output_dir, config.rl.steps
+    rl_positions = sum(int(m["tokens"]) for m in read_jsonl(root / "rl" / "trainer_metrics.jsonl"))
+    batch = equal_compute_batch(rl_positions, steps, _example_positions(config, warm))
+    _say(f"[baseline] SFT only, RL's compute: {steps} steps of {batch} reference answers from the weights RL "
+         f"started from (RL ran {rl_positions:,} positions forward and backward)")
+    (root / "sft_baseline.json").write_text(json.dumps(sft_baseline_config(config, warm, batch), indent=2))
+    show = _Follower(root / "sft_baseline" / "metrics.jsonl",
+                     lambda m: f"  sft baseline step {m['step']}/{steps}  loss {m['loss']:.3f}")
+    _run_following([*train, "sft", str(root / "sft_baseline.json")], root / "sft_baseline.log", show)
+    positions = sum(int(m["positions"]) for m in read_jsonl(root / "sft_baseline" / "metrics.jsonl"))
+    _load_weights(base_url, _final_weights(root / "sft_baseline" / "weights"))
+    _measure(config, base_url, "sft", results)
+    return {"steps": steps, "batch_size": batch, "lr": config.sft_baseline.lr, "positions": positions,
+            "rl_positions": rl_positions, "reward": results["sft"], "greedy": results.get("sft_greedy")}
 
 
 def _train_rl(config: MainJobConfig, train: list[str], warm: Path, server_url: str) -> None:
@@ -342,9 +390,10 @@ def model_description(config: MainJobConfig) -> dict[str, Any]:
 
 
 def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[str], warm: Path,
-                   times: dict[str, float]) -> tuple[dict[str, float], str]:
-    """BEFORE, RL and AFTER on the launched vLLM server; returns the held-out measurements (``before``,
-    ``after`` and their ``_greedy``) and the folder the server served for AFTER."""
+                   times: dict[str, float]) -> tuple[dict[str, float], str, dict[str, Any] | None]:
+    """BEFORE, RL, AFTER and the baselines on the launched vLLM server; returns the held-out measurements
+    (``before``, ``after``, ``sft`` and their ``_greedy``; ``echo``), the folder the server served for AFTER and
+    what the SFT baseline did (None when it is off)."""
     root, clock = config.output_dir, time.monotonic()
     results: dict[str, float] = {}
     server.wait_ready(config.server_timeout_s)
@@ -361,9 +410,13 @@ def _on_the_server(config: MainJobConfig, server: InferenceServer, train: list[s
     served = _load_weights(server.base_url, rl_dir / "weights" / f"step_{config.rl.steps}")
     _say(f"  vLLM now serves {served}; running vf-eval")
     _measure(config, server.base_url, "after", results)
-    times["eval_after"] = time.monotonic() - clock
+    times["eval_after"], clock = time.monotonic() - clock, time.monotonic()
+    baseline = None
+    if config.sft_baseline.enabled:
+        baseline = _sft_baseline(config, train, warm, server.base_url, results)
+        times["sft_baseline"] = time.monotonic() - clock
     results["echo"] = echo_baseline(config)
-    return results, served
+    return results, served, baseline
 
 
 def run_main_job(config: MainJobConfig) -> dict[str, Any]:
@@ -423,27 +476,29 @@ def _run(config: MainJobConfig) -> dict[str, Any]:
         server.launch()
         warm = _warm_start(config, train, start, times)
         _say(f"[2/4] held-out reward before RL (vf-eval, {config.eval.num_examples} rows)")
-        results, served = _on_the_server(config, server, train, warm, times)
+        results, served, baseline = _on_the_server(config, server, train, warm, times)
     finally:
         server.stop()
-    return _report(config, model, results, served, times)
+    return _report(config, model, results, served, baseline, times)
 
 
 def _report(config: MainJobConfig, model: dict[str, Any], results: dict[str, float], served: str,
-            times: dict[str, float]) -> dict[str, Any]:  # fmt: skip
+            baseline: dict[str, Any] | None, times: dict[str, float]) -> dict[str, Any]:  # fmt: skip
     """Draw the curve, write ``summary.json``, print the closing lines; returns the summary."""
     root = config.output_dir
     before, after = results["before"], results["after"]
     kl = mismatch_kl(root / "rl")
     title = f"{model['name']} on {config.env_id}" + (": SFT warm start, then RL" if config.sft.enabled else ": RL")
-    png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png", title=title)
+    floors = {"echo the text": results["echo"], **({"SFT only, RL's compute": results["sft"]} if baseline else {})}
+    png = plot_reward_curve(root / "rl", before, after, root / "reward_curve.png", title=title, baselines=floors)
     seconds, total_seconds = {k: round(v, 1) for k, v in times.items()}, round(sum(times.values()), 1)
-    names = [f"{served_name(config)}-{phase}{kind}" for phase in ("before", "after")
-             for kind in ("", "-greedy") if kind == "" or config.eval.greedy]
+    names = [f"{served_name(config)}-{phase}{kind}" for phase in ("before", "after", "sft")
+             for kind in ("", "-greedy") if (kind == "" or config.eval.greedy) and (phase != "sft" or baseline)]
     errors = errored_rollouts(root, config.env_id, names)
     summary = {"model": model, "env_id": config.env_id, "seed": config.seed,
                "before": before, "after": after, "greedy_before": results.get("before_greedy"),
                "greedy_after": results.get("after_greedy"), "echo_baseline": results["echo"],
+               "sft_baseline": baseline,
                "mismatch_kl": kl, "errored_rollouts": errors,
                "seconds": seconds, "total_seconds": total_seconds, "reward_curve": str(png), "after_weights": served,
                "evals": {"before": str(eval_run_dir(root, config.env_id, f"{served_name(config)}-before")),
@@ -459,10 +514,15 @@ def _report(config: MainJobConfig, model: dict[str, Any], results: dict[str, flo
     if config.eval.greedy:
         _say(f"greedy accuracy: {results['before_greedy']:.2f} -> {results['after_greedy']:.2f}")
     _say(f"baseline: replying with the text as given scores {results['echo']:.2f} held-out")
+    if baseline:
+        greedy = f" (greedy {baseline['greedy']:.2f})" if baseline["greedy"] is not None else ""
+        _say(f"baseline: SFT only on the reference answers, RL's compute ({baseline['steps']} steps of "
+             f"{baseline['batch_size']}, {baseline['positions']:,} positions against RL's "
+             f"{baseline['rl_positions']:,}): held-out {baseline['reward']:.2f}{greedy}; RL {after:.2f}")
     _say(f"model: {model['name']} ({model['parameters']:,} parameters)")
     _say(summary_line(before, after))
     return summary
 
 
-__all__ = ["echo_baseline", "errored_rollouts", "mismatch_kl", "model_description", "rl_run_config", "run_main_job",
-           "served_name", "sft_run_config", "vf_eval_command"]
+__all__ = ["echo_baseline", "equal_compute_batch", "errored_rollouts", "mismatch_kl", "model_description",
+           "rl_run_config", "run_main_job", "served_name", "sft_baseline_config", "sft_run_config", "vf_eval_command"]

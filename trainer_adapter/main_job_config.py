@@ -86,6 +86,17 @@ class RLPhase(BaseModel):
         return self
 
 
+class SFTBaseline(BaseModel):
+    """The skeptic's comparison for the RL gain: SFT on the training rows' reference answers, from the weights RL
+    started from, with the RL run's compute (as many optimizer steps, as many positions run forward and
+    backward), measured on the same held-out rows the same way."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(False, description="Run the equal-compute SFT-only baseline after RL and report it.")
+    lr: float = Field(3e-5, gt=0, description="Its learning rate (constant, no warm-up, as RL's).")
+
+
 class EvalPhase(BaseModel):
     """The held-out measurement before and after RL (``vf-eval`` through a fresh vLLM server)."""
 
@@ -133,6 +144,8 @@ class MainJobConfig(BaseModel):
     sft: SFTPhase = Field(default_factory=SFTPhase, description="The SFT warm start.")
     rl: RLPhase = Field(default_factory=RLPhase, description="The RL run.")
     eval: EvalPhase = Field(default_factory=EvalPhase, description="The held-out evaluation.")
+    sft_baseline: SFTBaseline = Field(default_factory=SFTBaseline, description="The equal-compute SFT-only "
+                                      "baseline.")
 
     @field_validator("model")
     @classmethod
@@ -159,4 +172,4 @@ class MainJobConfig(BaseModel):
                 "num_eval_examples": self.eval.num_examples}
 
 
-__all__ = ["TINY", "EvalPhase", "MainJobConfig", "RLPhase", "SFTPhase", "ServerSettings"]
+__all__ = ["TINY", "EvalPhase", "MainJobConfig", "RLPhase", "SFTBaseline", "SFTPhase", "ServerSettings"]

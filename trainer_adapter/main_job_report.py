@@ -49,8 +49,10 @@ def summary_line(before: float, after: float) -> str:
 
 
 def plot_reward_curve(rl_dir: Path, before: float, after: float, path: Path,
-                      title: str = "tiny model on arithmetic: SFT warm start, then RL") -> Path:
-    """``reward_curve.png``: training reward per RL step, online held-out evaluations, vf-eval before/after."""
+                      title: str = "tiny model on arithmetic: SFT warm start, then RL",
+                      baselines: dict[str, float] | None = None) -> Path:  # fmt: skip
+    """``reward_curve.png``: training reward per RL step, online held-out evaluations, vf-eval before/after, and
+    each of ``baselines`` (label: held-out reward) as a dotted line."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display on a server
@@ -68,9 +70,11 @@ def plot_reward_curve(rl_dir: Path, before: float, after: float, path: Path,
                   label="held-out reward, greedy (online eval)")
     axes.plot([0, last], [before, after], "s", color="tab:red", markersize=8,
               label=f"held-out reward, vf-eval: {before:.2f} -> {after:.2f}")
+    for (label, reward), color in zip((baselines or {}).items(), ("tab:gray", "tab:purple", "tab:brown")):
+        axes.axhline(reward, linestyle=":", color=color, label=f"baseline, {label}: {reward:.2f}")
     axes.set_xlabel("RL step")
     axes.set_ylabel("reward")
-    shown = [t["reward"] for t in train] + [e["reward"] for e in online] + [before, after]
+    shown = [t["reward"] for t in train] + [e["reward"] for e in online] + [before, after, *(baselines or {}).values()]
     axes.set_ylim(0, min(1.0, max(shown) + 0.15))  # room for the legend; the rise stays readable
     axes.set_title(title)
     axes.grid(alpha=0.3)

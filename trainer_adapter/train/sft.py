@@ -87,7 +87,7 @@ def run_sft(config: SFTConfig) -> Path:
     for step in range(start, config.max_steps):
         started = time.perf_counter()
         batch = step_samples(samples, config.data.batch_size, step, config.data.seed)
-        loss, tokens = _train_step(model, batch, config.data.seq_len, world)
+        loss, tokens, positions = _train_step(model, batch, config.data.seq_len, world)
         grad_norm = clip_gradients(model, config.optimizer.max_grad_norm)
         lr = lr_at(step, config.max_steps, config.optimizer)
         set_lr(optimizer, lr)
@@ -101,7 +101,7 @@ def run_sft(config: SFTConfig) -> Path:
             trainer_metrics().record_step(done, tokens, loss, grad_norm, elapsed, elapsed)
         if world.is_main and (done % config.log_every == 0 or done == config.max_steps or stop):
             line = {"step": done, "loss": loss, "grad_norm": grad_norm, "lr": lr, "tokens": tokens,
-                    "step_time_s": time.perf_counter() - started}
+                    "positions": positions, "step_time_s": time.perf_counter() - started}
             if stop:
                 line["stopped_at_loss"] = sum(recent) / len(recent)
             log_step(metrics_file, line)
@@ -133,9 +133,11 @@ def _resume(
     return int(progress["step"])
 
 
-def _train_step(model: Any, batch: list[Sample], seq_len: int, world: World) -> tuple[float, int]:
-    """Forward/backward over this rank's micro-batches; returns (mean token NLL over all ranks, tokens)."""
+def _train_step(model: Any, batch: list[Sample], seq_len: int, world: World) -> tuple[float, int, int]:
+    """Forward/backward over this rank's micro-batches; returns (mean token NLL over all ranks, trainable tokens,
+    positions run forward and backward over all ranks: the step's compute)."""
     micro_batches = pack(batch, seq_len)
+    positions = sum(mb.positions for mb in micro_batches)
     tokens = trainable_tokens(micro_batches)
     normalizer = max(tokens, 1) / world.world_size  # FSDP averages gradients over ranks
     mine = distribute(micro_batches, world.world_size)[world.rank]
@@ -147,7 +149,7 @@ def _train_step(model: Any, batch: list[Sample], seq_len: int, world: World) -> 
         loss = -(logprobs * tensors.loss_mask).sum() / normalizer
         loss.backward()
         local += loss.item()
-    return all_reduce_sum(local, world) / world.world_size, tokens
+    return all_reduce_sum(local, world) / world.world_size, tokens, positions
 
 
 def main(argv: list[str] | None = None) -> None:
