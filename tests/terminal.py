@@ -39,6 +39,20 @@ class Terminal:
         """Whether the program in the pane has ended (the pane stays, ``remain-on-exit``, to be read)."""
         return self._run("display-message", "-p", "-t", "tui", "#{pane_dead}").strip() == "1"
 
+    def wait_exited(self, timeout: float = 120) -> None:
+        """Until the program in the pane has ended; fails with the screen and the pane's process otherwise.
+
+        Read from tmux's ``pane_dead`` flag, not from the "Pane is dead" line, which newer tmux draws over the pane
+        (``remain-on-exit-format``) and an app leaving its alternate screen can leave unshown for a while."""
+        deadline = time.monotonic() + timeout
+        while not self.exited():
+            if time.monotonic() > deadline:
+                pid = self._run("display-message", "-p", "-t", "tui", "#{pane_pid}").strip()
+                status = Path(f"/proc/{pid}/status").read_text() if Path(f"/proc/{pid}/status").exists() else ""
+                state = next((line for line in status.splitlines() if line.startswith("State:")), "gone")
+                pytest.fail(f"the program never exited ({state}); the screen shows:\n{self.screen()}")
+            time.sleep(0.2)
+
     def wait_for(self, *texts: str, absent: str | None = None, timeout: float = 30) -> str:
         """The screen, once it shows every one of ``texts`` (and not ``absent``); fails with what it shows."""
         deadline = time.monotonic() + timeout
