@@ -25,7 +25,8 @@ from openai import AsyncOpenAI
 
 import verifiers as vf
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.train.launch import free_port
 

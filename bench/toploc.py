@@ -155,7 +155,8 @@ def vllm_errors(args: argparse.Namespace, dtype: str) -> dict[str, object]:
     import httpx
 
     from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
-    from trainer_adapter.model.tiny import ModelConfig, load_model
+    from trainer_adapter.model.config import ModelConfig
+    from trainer_adapter.model.tiny import load_model
     from trainer_adapter.train.export import write_hf_folder
     from trainer_adapter.validate.commitment import Commitment
 

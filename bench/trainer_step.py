@@ -26,7 +26,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer_adapter.model.tiny import ModelConfig, load_model  # noqa: E402
+from trainer_adapter.model.config import ModelConfig  # noqa: E402
+from trainer_adapter.model.tiny import load_model  # noqa: E402
 from trainer_adapter.train.distributed import init_distributed, shard_model  # noqa: E402
 from trainer_adapter.train.optimizer import clip_gradients  # noqa: E402
 from trainer_adapter.train.sft import _train_step  # noqa: E402

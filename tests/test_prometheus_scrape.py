@@ -32,7 +32,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 import verifiers as vf
 from hub_server.testing.dists import make_wheel, upload_form
 from tests.trainer_adapter.orchestrator.test_orchestrator_metrics import drop_and_reject_policy
-from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.model.config import ModelConfig
 from trainer_adapter.model.tokenizer import build_tokenizer
 from trainer_adapter.orchestrator.metrics import OrchestratorMetrics
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig

@@ -89,7 +89,8 @@ def _reward_lines(rewards: list[float]) -> list[str]:
 
 
 def _model_line(config: MainJobConfig) -> str:
-    from trainer_adapter.model.tiny import ModelConfig, parameter_count  # torch: only when the block is drawn
+    from trainer_adapter.model.config import ModelConfig
+    from trainer_adapter.model.tiny import parameter_count  # torch: only when the block is drawn
 
     sft = config.sft
     count = parameter_count(ModelConfig.model_validate(sft.model_shape(config.seed)))

@@ -359,7 +359,8 @@ def _prepare_output(config: MainJobConfig) -> Path:
 
 def _untrained_weights(config: MainJobConfig, folder: Path) -> Path:
     """The tiny model SFT starts from (built from the seed, as SFT builds it), for the server to start on."""
-    from trainer_adapter.model.tiny import ModelConfig, load_model
+    from trainer_adapter.model.config import ModelConfig
+    from trainer_adapter.model.tiny import load_model
     from trainer_adapter.train.export import write_hf_folder
 
     model, tokenizer = load_model(ModelConfig.model_validate(config.sft.model_shape(config.seed)))
@@ -379,7 +380,8 @@ def _start_weights(config: MainJobConfig) -> Path:
 def model_description(config: MainJobConfig) -> dict[str, Any]:
     """``{"name", "parameters"}`` of the model the job trains (for the output and ``summary.json``)."""
     if config.model == TINY:
-        from trainer_adapter.model.tiny import ModelConfig, parameter_count
+        from trainer_adapter.model.config import ModelConfig
+        from trainer_adapter.model.tiny import parameter_count
 
         return {"name": TINY, "parameters": parameter_count(ModelConfig.model_validate(
             config.sft.model_shape(config.seed)))}

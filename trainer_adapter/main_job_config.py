@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from trainer_adapter.model.lora import LoraSettings
+from trainer_adapter.model.config import LoraSettings
 from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 
 TINY = "tiny"

@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer_adapter.broadcast.config import BroadcastConfig
 from trainer_adapter.inference.vllm_server import TOOL_CALL_PARSER_HELP, InferenceConfig
-from trainer_adapter.loss import LossConfig
-from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.loss.config import LossConfig
+from trainer_adapter.model.config import ModelConfig
 from trainer_adapter.orchestrator.config import OrchestratorConfig
 from trainer_adapter.orchestrator.env_mix import EnvConfig
 from trainer_adapter.orchestrator.servers import HealthConfig
+from trainer_adapter.train.config import OptimizerConfig
 from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
-from trainer_adapter.train.optimizer import OptimizerConfig
 from verifiers.metrics_server import MetricsConfig
 
 

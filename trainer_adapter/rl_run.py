@@ -50,7 +50,8 @@ from trainer_adapter.broadcast.relayed import RelayBroadcast, RelayedAdmin, clea
 from trainer_adapter.errors import RunFolderError, TrainerConfigError
 from trainer_adapter.inference.weights_client import WeightsClient
 from trainer_adapter.lifeline import LAUNCHER_PID_ENV, parent_death_signal, stop_process
-from trainer_adapter.model.tiny import ModelConfig, check_model_folder, load_model
+from trainer_adapter.model.config import ModelConfig, check_model_folder
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.orchestrator.config import OrchestratorConfig
 from trainer_adapter.orchestrator.env_mix import load_env_mix
 from trainer_adapter.orchestrator.errors import TrainerExitedError
@@ -68,7 +69,7 @@ from trainer_adapter.resume import (
 )
 from trainer_adapter.reward_plot import PlotConfig, plot_run
 from trainer_adapter.rl_config import EnvConfig, RLRunConfig, RunCheckpointConfig, ServersConfig, TrainerSection
-from trainer_adapter.train.checkpoint import CheckpointConfig
+from trainer_adapter.train.config import CheckpointConfig
 from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.train.launch import (
     default_threads,

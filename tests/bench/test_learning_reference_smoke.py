@@ -9,7 +9,8 @@ from types import ModuleType
 import pytest
 import torch
 
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.export import write_hf_folder
 
 ROOT = Path(__file__).resolve().parents[2]

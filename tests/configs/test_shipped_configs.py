@@ -10,7 +10,7 @@ import pytest
 from trainer_adapter.config import load_config
 from trainer_adapter.main_job_config import MainJobConfig
 from trainer_adapter.rl_run import RLRunConfig
-from trainer_adapter.train.sft import SFTConfig
+from trainer_adapter.train.config import SFTConfig
 from verifiers.eval.config import EvalConfig
 from verifiers.eval.config_file import load_eval_file
 from verifiers.eval.endpoints import load_endpoints

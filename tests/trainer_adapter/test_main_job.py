@@ -28,7 +28,7 @@ from trainer_adapter.main_job import (
 from trainer_adapter.main_job_config import MainJobConfig, RLPhase
 from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
 from trainer_adapter.rl_run import RLRunConfig
-from trainer_adapter.train.sft import SFTConfig
+from trainer_adapter.train.config import SFTConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_TOML = ROOT / "configs" / "main_job" / "main.toml"
@@ -134,7 +134,8 @@ def test_the_server_starts_on_the_very_model_sft_starts_from(tmp_path: Path) -> 
     from safetensors.torch import load_file
 
     from trainer_adapter.main_job import _untrained_weights
-    from trainer_adapter.model.tiny import ModelConfig, load_model
+    from trainer_adapter.model.config import ModelConfig
+    from trainer_adapter.model.tiny import load_model
 
     config = MainJobConfig.model_validate({"seed": 3, "sft": {"num_layers": 2}})
     folder = _untrained_weights(config, tmp_path / "untrained")

@@ -38,9 +38,10 @@ from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.orchestrator.errors import TrainerExitedError
 from trainer_adapter.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from trainer_adapter.rl_run import RLRunConfig, ServersConfig, log_tail, run_rl, trainer_config, while_running
+from trainer_adapter.train.config import SFTConfig
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.launch import free_port
-from trainer_adapter.train.sft import SFTConfig, run_sft
+from trainer_adapter.train.sft import run_sft
 from trainer_adapter.train.sft_data import SFTDataConfig
 
 ROOT = Path(__file__).resolve().parents[2]

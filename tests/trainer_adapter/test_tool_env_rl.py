@@ -28,13 +28,13 @@ from trainer_adapter.config import load_config
 from trainer_adapter.inference.testing_model import save_tiny_model
 from trainer_adapter.inference.vllm_server import InferenceServer
 from trainer_adapter.inference.weights_client import WeightsClient
-from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.model.config import ModelConfig
 from trainer_adapter.orchestrator.validation import GroupValidator, ValidationConfig, group_turns
 from trainer_adapter.rl_run import RLRunConfig, ServersConfig
+from trainer_adapter.train.config import OptimizerConfig, SFTConfig
 from trainer_adapter.train.distributed import init_distributed
 from trainer_adapter.train.launch import free_port
-from trainer_adapter.train.optimizer import OptimizerConfig
-from trainer_adapter.train.sft import SFTConfig, run_sft
+from trainer_adapter.train.sft import run_sft
 from trainer_adapter.train.sft_data import SFTDataConfig
 from trainer_adapter.transport import read_step
 from trainer_adapter.validate.metrics import ValidatorMetrics

@@ -87,7 +87,7 @@ def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool 
 def _checked_model(config: Any) -> int | None:
     """Exit status 2, with the reason, when the config's model folder is not one the trainer can mask; else None."""
     from trainer_adapter.model.chat_template import check_chat_template
-    from trainer_adapter.model.tiny import check_model_folder
+    from trainer_adapter.model.config import check_model_folder
 
     if config.model.path is None:
         return None
@@ -111,7 +111,7 @@ def _run_sft(config_path: Path, overrides: list[str], config: Any) -> int:
 
 
 def _sft_config() -> type[BaseModel]:
-    from trainer_adapter.train.sft import SFTConfig
+    from trainer_adapter.train.config import SFTConfig
 
     return SFTConfig
 

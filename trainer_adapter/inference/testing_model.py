@@ -29,7 +29,8 @@ WEIGHTS_FILE = "model.safetensors"
 def save_tiny_model(path: str | Path, seed: int = 0, shape: dict[str, int] | None = None) -> Path:
     """Write the tiny model (or the Llama of ``shape``: :class:`~trainer_adapter.model.tiny.ModelConfig` fields)
     with seeded random weights (float32) as a Hugging Face folder; returns it."""
-    from trainer_adapter.model.tiny import ModelConfig, load_model
+    from trainer_adapter.model.config import ModelConfig
+    from trainer_adapter.model.tiny import load_model
     from trainer_adapter.train.export import write_hf_folder
 
     model, tokenizer = load_model(ModelConfig.model_validate({**(shape or {}), "seed": seed}))

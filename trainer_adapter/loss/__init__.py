@@ -40,45 +40,25 @@ variant ``masked``, the fraction that gets no policy gradient; ``entropy`` when 
 
 from __future__ import annotations
 
-import torch
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from trainer_adapter.loss.base import LossOutput, TermsFn, run_loss
-from trainer_adapter.loss.cispo import cispo_terms
 from trainer_adapter.loss.config import LossConfig, LossType, Normalization
-from trainer_adapter.loss.gspo import gspo_terms
-from trainer_adapter.loss.icepop import icepop_loss, icepop_terms
-from trainer_adapter.loss.ppo import ppo_terms
 
-_TERMS: dict[LossType, TermsFn] = {"icepop": icepop_terms, "ppo": ppo_terms, "gspo": gspo_terms, "cispo": cispo_terms}
+if TYPE_CHECKING:
+    from trainer_adapter.loss.base import LossOutput
+    from trainer_adapter.loss.icepop import icepop_loss
+    from trainer_adapter.loss.policy import policy_loss
+
+# The torch half loads on first use: a config (``vf-train``'s options, a run's validation) needs LossConfig only.
+_LAZY = {"policy_loss": "trainer_adapter.loss.policy", "icepop_loss": "trainer_adapter.loss.icepop",
+         "LossOutput": "trainer_adapter.loss.base"}
 
 
-def policy_loss(
-    trainer_logprobs: torch.Tensor,
-    inference_logprobs: torch.Tensor,
-    advantages: torch.Tensor,
-    loss_mask: torch.Tensor,
-    sample_ids: torch.Tensor,
-    config: LossConfig,
-    normalizer: float | None = None,
-    entropy: torch.Tensor | None = None,
-    reference_logprobs: torch.Tensor | None = None,
-) -> LossOutput:
-    """The loss ``config.type`` names over a flat run of tokens from one or more samples (see the module docstring).
-
-    Args:
-        trainer_logprobs: ``[T]`` log π of each token (carries the gradient).
-        inference_logprobs: ``[T]`` log μ recorded by the inference server.
-        advantages: ``[T]`` the advantage of the sample each token belongs to.
-        loss_mask: ``[T]`` bool, true on trainable (model-sampled) tokens.
-        sample_ids: ``[T]`` int, which sample each token belongs to (0..S−1).
-        config: the variant, its bounds, the normalisation and ``kl_coef``.
-        normalizer: N (token) or S (sequence) for the whole step; default this call's own.
-        entropy: ``[T]`` per-token entropy of π, for the metrics only.
-        reference_logprobs: ``[T]`` log-probabilities of the frozen reference model (no gradient);
-            required when ``kl_coef > 0``, and reported as ``ref_kl`` whenever given.
-    """
-    return run_loss(_TERMS[config.type], trainer_logprobs, inference_logprobs, advantages, loss_mask, sample_ids,
-                    config, normalizer, entropy, reference_logprobs)
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["LossConfig", "LossOutput", "LossType", "Normalization", "icepop_loss", "policy_loss"]

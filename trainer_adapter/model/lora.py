@@ -18,28 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+
+from trainer_adapter.model.config import LoraSettings
 
 _WRAPPER = "base_model.model."  # peft's prefix before the wrapped model's own names
 _ADAPTER = "default"  # peft's name for the one adapter
-
-
-class LoraSettings(BaseModel):
-    """Low-rank adapters instead of full fine-tuning."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = Field(False, description="Train LoRA adapters on target_modules (the base weights frozen).")
-    rank: int = Field(16, gt=0, description="LoRA rank r.")
-    alpha: int = Field(32, gt=0, description="LoRA alpha; the update is scaled by alpha / rank.")
-    dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapters' input (0: deterministic).")
-    target_modules: list[str] = Field(
-        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-        min_length=1, description="Names of the linear modules that get adapters (Llama-family names).")
-
-    @property
-    def scaling(self) -> float:
-        return self.alpha / self.rank
 
 
 def apply_lora(model: Any, settings: LoraSettings) -> Any:
@@ -90,4 +73,4 @@ def merged_state_dict(state: dict[str, torch.Tensor], scaling: float) -> dict[st
     return merged
 
 
-__all__ = ["LoraSettings", "apply_lora", "base_model", "is_lora", "lora_scaling", "merged_state_dict"]
+__all__ = ["apply_lora", "base_model", "is_lora", "lora_scaling", "merged_state_dict"]

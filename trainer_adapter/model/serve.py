@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.model.catalog import CATALOG
 from trainer_adapter.model.chat_template import check_chat_template
+from trainer_adapter.model.config import check_model_folder
 from trainer_adapter.model.prepare import prepared_path
-from trainer_adapter.model.tiny import check_model_folder
 
 
 class ServeConfig(BaseModel):

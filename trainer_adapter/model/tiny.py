@@ -9,10 +9,7 @@ and would change the byte ids.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -22,33 +19,9 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from trainer_adapter.errors import TrainerConfigError
-from trainer_adapter.model.lora import LoraSettings, apply_lora
+from trainer_adapter.model.config import ModelConfig, check_model_folder
+from trainer_adapter.model.lora import apply_lora
 from trainer_adapter.model.tokenizer import VOCAB_SIZE, build_tokenizer
-
-
-class ModelConfig(BaseModel):
-    """Which model to train: an existing Hugging Face folder, or the tiny model's shape."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: Path | None = Field(
-        None, description="A Hugging Face model folder (config, safetensors, tokenizer); unset: build the tiny model."
-    )
-    hidden_size: int = Field(128, gt=0, description="Tiny model: width of the residual stream.")
-    num_layers: int = Field(2, gt=0, description="Tiny model: decoder layers.")
-    num_heads: int = Field(4, gt=0, description="Tiny model: attention heads (head size = hidden_size / num_heads).")
-    num_kv_heads: int = Field(2, gt=0, description="Tiny model: key/value heads (grouped-query attention).")
-    intermediate_size: int = Field(512, gt=0, description="Tiny model: width of the SwiGLU MLP.")
-    max_position_embeddings: int = Field(1024, gt=0, description="Tiny model: longest sequence in tokens.")
-    seed: int = Field(0, description="Tiny model: seed of the initial weights.")
-    lora: LoraSettings = Field(default_factory=LoraSettings, description="LoRA adapters instead of full training.")
-
-    @model_validator(mode="after")
-    def _heads_divide(self) -> ModelConfig:
-        if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
-            raise ValueError("hidden_size must divide by num_heads, and num_heads by num_kv_heads")
-        return self
 
 
 def tiny_config(config: ModelConfig) -> LlamaConfig:
@@ -84,12 +57,6 @@ def parameter_count(config: ModelConfig) -> int:
     return config.num_layers * layer + VOCAB_SIZE * h + h
 
 
-def check_model_folder(path: Path) -> None:
-    """Raise :class:`TrainerConfigError` unless ``path`` is a Hugging Face model folder (has ``config.json``)."""
-    if not (path / "config.json").is_file():
-        raise TrainerConfigError(f"model.path {path} is not a Hugging Face model folder (no config.json)")
-
-
 def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The model (float32, training mode, SDPA attention; wrapped with adapters when ``config.lora.enabled``) and its
     tokenizer."""
@@ -108,4 +75,4 @@ def load_model(config: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenize
     return model, tokenizer
 
 
-__all__ = ["ModelConfig", "load_model", "parameter_count", "tiny_config"]
+__all__ = ["load_model", "parameter_count", "tiny_config"]

@@ -190,7 +190,8 @@ class GroupValidator:
     # -- on the validator thread ------------------------------------------------------------
 
     def _load(self, version: int, weight_dir: str) -> None:
-        from trainer_adapter.model.tiny import ModelConfig, load_model
+        from trainer_adapter.model.config import ModelConfig
+        from trainer_adapter.model.tiny import load_model
 
         model, tokenizer = load_model(ModelConfig(path=Path(weight_dir)))
         if tokenizer.eos_token_id is None:

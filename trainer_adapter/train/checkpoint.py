@@ -18,23 +18,12 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
-from pydantic import BaseModel, ConfigDict, Field
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
 from trainer_adapter.errors import CheckpointError
 from trainer_adapter.run_folder import CHECKPOINT_MARKER as _PROGRESS
 from trainer_adapter.run_folder import checkpoint_steps
 from trainer_adapter.train.distributed import World
-
-
-class CheckpointConfig(BaseModel):
-    """When to write checkpoints, how many to keep, and whether to resume from them."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    every: int = Field(0, ge=0, description="Write a checkpoint every this many steps (0: only at the end).")
-    keep: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
-    resume: bool = Field(True, description="Continue from the newest checkpoint in the output folder, if any.")
 
 
 def save_checkpoint(
@@ -81,4 +70,4 @@ def latest_checkpoint(root: Path) -> Path | None:
     return root / f"step_{steps[-1]}" if steps else None
 
 
-__all__ = ["CheckpointConfig", "checkpoint_steps", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
+__all__ = ["checkpoint_steps", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]

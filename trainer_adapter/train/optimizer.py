@@ -7,24 +7,10 @@ so a resumed run needs no scheduler state.
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
 
-
-class OptimizerConfig(BaseModel):
-    """AdamW and its schedule."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    lr: float = Field(2e-3, gt=0, description="Peak learning rate (2e-3 suits the tiny model).")
-    betas: tuple[float, float] = Field((0.9, 0.95), description="AdamW's moment decay rates.")
-    weight_decay: float = Field(0.0, ge=0, description="AdamW's decoupled weight decay.")
-    max_grad_norm: float = Field(1.0, gt=0, description="Gradients are clipped to this global L2 norm.")
-    warmup_steps: int = Field(10, ge=0, description="Steps of linear warm-up from 0 to lr.")
-    schedule: Literal["constant", "cosine"] = Field("cosine", description="After warm-up: keep lr, or cosine-decay it.")
-    min_lr_ratio: float = Field(0.1, ge=0, le=1, description="Cosine decay ends at lr × this.")
+from trainer_adapter.train.config import OptimizerConfig
 
 
 def build_optimizer(model: torch.nn.Module, config: OptimizerConfig) -> torch.optim.AdamW:
@@ -72,4 +58,4 @@ def clip_gradients(model: torch.nn.Module, max_norm: float) -> float:
     return float(full() if full is not None else norm)
 
 
-__all__ = ["OptimizerConfig", "adamw_foreach", "build_optimizer", "clip_gradients", "lr_at", "set_lr"]
+__all__ = ["adamw_foreach", "build_optimizer", "clip_gradients", "lr_at", "set_lr"]

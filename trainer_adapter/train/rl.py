@@ -31,18 +31,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from transformers import PreTrainedModel
 
 from trainer_adapter.lifeline import watch_launcher
-from trainer_adapter.loss import LossConfig
-from trainer_adapter.model.lora import LoraSettings
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.loss.config import LossConfig
+from trainer_adapter.model.config import LoraSettings, ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.orchestrator.packing import MicroBatch
 from trainer_adapter.run_folder import checkpoint_steps, numbered_steps
-from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.config import CheckpointConfig, OptimizerConfig
 from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
 from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.metrics import trainer_metrics
-from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
+from trainer_adapter.train.optimizer import build_optimizer, clip_gradients, lr_at, set_lr
 from trainer_adapter.train.rl_step import rl_backward, step_normalizer
 from trainer_adapter.transport import remove_steps_before, wait_for_step
 from verifiers.metrics_server import MetricsConfig, serve_configured

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedModel
 
-from trainer_adapter.loss import LossConfig, policy_loss
+from trainer_adapter.loss.config import LossConfig
+from trainer_adapter.loss.policy import policy_loss
 from trainer_adapter.orchestrator.packing import MicroBatch
 from trainer_adapter.train.distributed import World, all_reduce_sum
 from trainer_adapter.train.forward import (

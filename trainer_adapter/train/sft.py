@@ -22,47 +22,20 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
 
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.orchestrator.packing import Sample, distribute, pack
-from trainer_adapter.train.checkpoint import CheckpointConfig, latest_checkpoint, load_checkpoint, save_checkpoint
-from trainer_adapter.train.device_plan import PRECISION_HELP, Precision
+from trainer_adapter.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.config import CheckpointConfig, SFTConfig
 from trainer_adapter.train.distributed import World, all_reduce_sum, init_distributed, shard_model
 from trainer_adapter.train.entry import log_step, run_rank
 from trainer_adapter.train.export import export_weights
 from trainer_adapter.train.forward import MicroBatchTensors, sync_gradients_after, token_logprobs, trainable_tokens
 from trainer_adapter.train.launch import default_threads
 from trainer_adapter.train.metrics import trainer_metrics
-from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer, clip_gradients, lr_at, set_lr
-from trainer_adapter.train.sft_data import SFTDataConfig, load_rows, step_samples, tokenize
-from verifiers.metrics_server import MetricsConfig, serve_configured
-
-
-class SFTConfig(BaseModel):
-    """An SFT run: model, data, optimizer, checkpoints, length and output folder."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: ModelConfig = Field(default_factory=ModelConfig, description="The model to fine-tune.")
-    data: SFTDataConfig = Field(description="The prompt/completion data.")
-    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig, description="AdamW and its schedule.")
-    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints and resume.")
-    max_steps: int = Field(300, gt=0, description="Optimizer steps in the run.")
-    output_dir: Path = Field(Path("outputs/sft"), description="Folder for metrics, checkpoints and weights.")
-    log_every: int = Field(10, gt=0, description="Write a metrics line every this many steps.")
-    num_processes: int = Field(1, gt=0, description="Trainer ranks on this machine (torchrun --nproc-per-node).")
-    threads_per_process: int | None = Field(
-        None, gt=0, description="CPU threads per rank; unset: the machine's cores shared among the ranks (vf-train "
-        "starts ranks with OMP_WAIT_POLICY=PASSIVE: spinning idle threads would crawl on a busy machine).")
-    stop_at_loss: float | None = Field(
-        None, gt=0, description="Stop early once the mean training loss of the last stop_window steps is at most "
-        "this (a warm start of a given quality rather than a given length); unset: run max_steps.",
-    )
-    stop_window: int = Field(25, gt=0, description="Steps the stop_at_loss mean is taken over.")
-    precision: Precision = Field("auto", description=PRECISION_HELP)
-    metrics: MetricsConfig = Field(
-        default_factory=MetricsConfig, description="Rank 0's Prometheus endpoint; off unless metrics.port is set.")
+from trainer_adapter.train.optimizer import build_optimizer, clip_gradients, lr_at, set_lr
+from trainer_adapter.train.sft_data import load_rows, step_samples, tokenize
+from verifiers.metrics_server import serve_configured
 
 
 def run_sft(config: SFTConfig) -> Path:
@@ -161,4 +134,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["SFTConfig", "main", "run_sft"]
+__all__ = ["main", "run_sft"]

@@ -25,14 +25,16 @@ import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from transformers import PreTrainedTokenizerBase
 
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.orchestrator.env_mix import EnvConfig, load_env_mix
 from trainer_adapter.orchestrator.packing import Sample
+
+if TYPE_CHECKING:  # a type only: the config half of this module loads without transformers
+    from transformers import PreTrainedTokenizerBase
 
 Messages = list[dict[str, Any]]
 Tools = list[dict[str, Any]]

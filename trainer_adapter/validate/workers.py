@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import torch
 from transformers import LlamaForCausalLM, PreTrainedModel
 
-from trainer_adapter.model.tiny import ModelConfig, tiny_config
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import tiny_config
 from trainer_adapter.model.tokenizer import build_tokenizer
 from trainer_adapter.validate.batch import SubmittedBatch, SubmittedRollout
 from trainer_adapter.validate.commitment import commit

@@ -11,7 +11,8 @@ from tests.real_model import smollm2_folder
 from trainer_adapter.cli.vf_train import app
 from trainer_adapter.errors import TrainerConfigError
 from trainer_adapter.model.chat_template import check_chat_template, check_tokenizer_template
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.export import write_hf_folder
 
 NO_END = ("{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '\\n' }}{% endfor %}"

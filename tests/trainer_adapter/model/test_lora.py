@@ -11,12 +11,14 @@ import torch
 from pydantic import ValidationError
 from transformers import AutoModelForCausalLM
 
-from trainer_adapter.model.lora import LoraSettings, base_model, is_lora, merged_state_dict
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import LoraSettings, ModelConfig
+from trainer_adapter.model.lora import base_model, is_lora, merged_state_dict
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.checkpoint import load_checkpoint, save_checkpoint
+from trainer_adapter.train.config import OptimizerConfig
 from trainer_adapter.train.distributed import init_distributed, shard_model
 from trainer_adapter.train.export import WEIGHTS_FILE, export_weights, full_state_dict
-from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer
+from trainer_adapter.train.optimizer import build_optimizer
 
 IDS = torch.tensor([[257, 117, 115, 101, 114, 10, 49, 50]])
 LORA = LoraSettings(enabled=True, rank=4, alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])

@@ -9,7 +9,8 @@ import torch
 from pydantic import ValidationError
 
 from trainer_adapter.errors import TrainerConfigError
-from trainer_adapter.model.tiny import ModelConfig, load_model, parameter_count
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model, parameter_count
 from trainer_adapter.model.tokenizer import VOCAB_SIZE
 
 

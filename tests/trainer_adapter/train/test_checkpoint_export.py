@@ -11,11 +11,13 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from trainer_adapter.errors import CheckpointError
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.checkpoint import checkpoint_steps, latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_adapter.train.config import OptimizerConfig
 from trainer_adapter.train.distributed import init_distributed, shard_model
 from trainer_adapter.train.export import WEIGHTS_FILE, export_weights, full_state_dict
-from trainer_adapter.train.optimizer import OptimizerConfig, build_optimizer
+from trainer_adapter.train.optimizer import build_optimizer
 
 
 def _trained(seed: int):

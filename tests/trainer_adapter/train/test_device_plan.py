@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.device_plan import DevicePlan, plan_devices
 from trainer_adapter.train.distributed import World, init_distributed, shard_model
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import torch
 from torch.distributed.fsdp import FSDPModule
 
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
+from trainer_adapter.train.config import OptimizerConfig
 from trainer_adapter.train.distributed import World, init_distributed, is_sharded, shard_model
-from trainer_adapter.train.optimizer import OptimizerConfig, adamw_foreach, build_optimizer
+from trainer_adapter.train.optimizer import adamw_foreach, build_optimizer
 
 
 def _world(compute_dtype: torch.dtype, world_size: int | None = None) -> World:

@@ -20,7 +20,8 @@ import torch
 
 import verifiers as vf
 from trainer_adapter.loss import LossConfig, policy_loss
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.orchestrator.packing import MicroBatch, pack, samples_from_groups
 from trainer_adapter.orchestrator.rollouts import groups_from_results
 from trainer_adapter.train.distributed import init_distributed, shard_model

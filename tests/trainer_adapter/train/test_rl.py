@@ -12,10 +12,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from trainer_adapter.loss import LossConfig
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.loss.config import LossConfig
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.orchestrator.packing import Sample, distribute, pack
-from trainer_adapter.train.checkpoint import CheckpointConfig
+from trainer_adapter.train.config import CheckpointConfig
 from trainer_adapter.train.export import WEIGHTS_FILE
 from trainer_adapter.train.forward import MicroBatchTensors, token_logprobs
 from trainer_adapter.train.rl import RLTrainerConfig, run_rl_trainer

@@ -9,8 +9,9 @@ import math
 import pytest
 import torch
 
-from trainer_adapter.loss import LossConfig
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.loss.config import LossConfig
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.orchestrator.packing import Sample, pack
 from trainer_adapter.train.distributed import init_distributed, shard_model
 from trainer_adapter.train.forward import MicroBatchTensors, token_logprobs, trainable_samples, trainable_tokens

@@ -14,8 +14,9 @@ import torch
 from safetensors.torch import load_file
 
 import verifiers as vf
+from trainer_adapter.model.config import ModelConfig
 from trainer_adapter.model.greedy import exact_match_rate
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.train.export import WEIGHTS_FILE, write_hf_folder
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,8 @@ import pytest
 
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerConfigError
-from trainer_adapter.train.sft import SFTConfig, _reached
+from trainer_adapter.train.config import SFTConfig
+from trainer_adapter.train.sft import _reached
 
 ROOT = Path(__file__).resolve().parents[3]
 

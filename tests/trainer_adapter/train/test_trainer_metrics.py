@@ -9,9 +9,10 @@ import pytest
 from prometheus_client import REGISTRY
 
 from tests.trainer_adapter.train.test_rl import _batch, _config
-from trainer_adapter.model.tiny import ModelConfig
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.train.config import SFTConfig
 from trainer_adapter.train.rl import run_rl_trainer
-from trainer_adapter.train.sft import SFTConfig, run_sft
+from trainer_adapter.train.sft import run_sft
 from trainer_adapter.train.sft_data import SFTDataConfig
 from trainer_adapter.transport import write_step
 

@@ -21,7 +21,8 @@ from transformers import PreTrainedModel
 
 from tests.trainer_adapter.admin_headers import admin_headers
 from trainer_adapter.inference.vllm_server import InferenceConfig, InferenceServer
-from trainer_adapter.model.tiny import ModelConfig, load_model
+from trainer_adapter.model.config import ModelConfig
+from trainer_adapter.model.tiny import load_model
 from trainer_adapter.model.tokenizer import build_tokenizer
 from trainer_adapter.train.export import write_hf_folder
 from trainer_adapter.validate.assignment import assigned_problems
