@@ -46,15 +46,21 @@ _RESUME_HELP = ("Continue the run in output_dir from its newest checkpoint (trai
 _CHECK_HELP = "Only check the config and options (exit status 2 with the reason if one is wrong); nothing runs."
 
 
-def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool = False) -> Callable[..., None]:
+def _config_command(config_cls: type[BaseModel], run: Runner, example: str,
+                    resume_flag: bool = False) -> Callable[..., None]:  # fmt: skip
     """A typer command taking CONFIG plus one option per config field, all validated by ``config_cls``.
 
-    ``resume_flag`` adds ``--resume``, passed to ``run`` as ``resume=``.
+    ``example`` is a shipped config the command's help and its missing-CONFIG error name; ``resume_flag`` adds
+    ``--resume``, passed to ``run`` as ``resume=``.
     """
     fields = flat_fields(config_cls)
     by_param = {f.path.replace(".", "__"): f.path for f in fields}
 
-    def command(config: Path, resume: bool = False, check: bool = False, **options: str | None) -> None:
+    def command(config: Path | None = None, resume: bool = False, check: bool = False, **options: str | None) -> None:
+        if config is None:  # typer's own "Missing argument" says neither what CONFIG is nor where one is
+            typer.echo(f"Error: missing CONFIG, the run's TOML file; for example: {example} (more in configs/)",
+                       err=True)
+            raise typer.Exit(2)
         overrides = {by_param[k]: parse_value(v) for k, v in options.items() if v is not None}
         try:
             loaded = load_config(config_cls, config, overrides)
@@ -67,8 +73,10 @@ def _config_command(config_cls: type[BaseModel], run: Runner, resume_flag: bool 
         passed = [f"{by_param[k]}={v}" for k, v in options.items() if v is not None]
         raise typer.Exit(run(config, passed, loaded, resume=resume) if resume_flag else run(config, passed, loaded))
 
-    params = [inspect.Parameter("config", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                annotation=Annotated[Path, typer.Argument(help="The run's TOML config file.")])]
+    config_help = f"The run's TOML config file, e.g. {example.split()[-1]}."
+    argument = typer.Argument(help=config_help, metavar="CONFIG", show_default=False)
+    params = [inspect.Parameter("config", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                                annotation=Annotated[Path | None, argument])]
     if resume_flag:
         params.append(inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False,
                                         annotation=Annotated[bool, typer.Option("--resume", help=_RESUME_HELP)]))
@@ -117,7 +125,7 @@ def _sft_config() -> type[BaseModel]:
 
 
 app.command("sft", help="Supervised fine-tuning on prompt/completion data (FSDP2, torchrun).")(
-    _config_command(_sft_config(), _run_sft)
+    _config_command(_sft_config(), _run_sft, "vf-train sft configs/mix/sft.toml")
 )
 
 
@@ -145,7 +153,7 @@ def _rl_config() -> type[BaseModel]:
 
 
 app.command("rl", help="Asynchronous RL on one machine: vLLM servers, the FSDP2 trainer and the orchestrator.")(
-    _config_command(_rl_config(), _run_rl, resume_flag=True)
+    _config_command(_rl_config(), _run_rl, "vf-train rl configs/mix/rl.toml", resume_flag=True)
 )
 
 
@@ -169,7 +177,7 @@ def _main_job_config() -> type[BaseModel]:
 
 app.command("main", help="The main job (README command 1): SFT warm start, held-out eval, RL, held-out eval, "
                          "reward curve. CONFIG: configs/main_job/main.toml.")(
-    _config_command(_main_job_config(), _run_main_job)
+    _config_command(_main_job_config(), _run_main_job, "vf-train main configs/main_job/main.toml")
 )
 
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from trainer_adapter.cli.vf_train import app
 from trainer_adapter.config import flat_fields
+from trainer_adapter.train.config import SFTConfig
 
 ROOT = Path(__file__).resolve().parents[3]
-from trainer_adapter.train.config import SFTConfig
 
 runner = CliRunner()
 
@@ -185,3 +185,14 @@ def test_the_command_line_loads_without_torch_or_transformers() -> None:
             "print(sorted(m for m in ('torch', 'transformers', 'peft', 'datasets') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("command", "example"), [("sft", "configs/mix/sft.toml"), ("rl", "configs/mix/rl.toml"),
+                                                  ("main", "configs/main_job/main.toml")])
+def test_a_missing_config_names_a_shipped_one_and_exits_2(command: str, example: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "trainer_adapter.cli.vf_train", command], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"Error: missing CONFIG, the run's TOML file; for example: vf-train {command} {example} "
+                           "(more in configs/)\n")
+    assert (ROOT / example).is_file()
