@@ -247,7 +247,9 @@ def test_malformed_json_unknown_paths_and_methods(reverse_url):
 async def test_500_concurrent_requests_complete():
     server = ScriptedServer(policy="reverse")
     async with server.serving() as base_url:
-        async with openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0) as client:
+        # openai's default connect timeout (5 s) is the client's, not the server's: 500 connects at once in this
+        # process, beside the server's thread and a busy CI machine, once took longer (ConnectTimeout)
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, timeout=120) as client:
             texts = [f"request {i}" for i in range(500)]
             responses = await asyncio.gather(*(
                 client.chat.completions.create(model="m", messages=[{"role": "user", "content": t}]) for t in texts
