@@ -99,7 +99,9 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_grace() -> None:
 
 
 def test_sigint_first_lets_a_command_clean_up_as_on_ctrl_c() -> None:
-    child = _python("import time\ntry:\n    print('ready', flush=True)\n    time.sleep(60)\n"
+    # the handler set explicitly: a child of a background job (test.sh's lanes) inherits SIGINT ignored
+    child = _python("import signal, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\ntry:\n"
+                    "    print('ready', flush=True)\n    time.sleep(60)\n"
                     "except KeyboardInterrupt:\n    print('cleaned up', flush=True)", stdout=subprocess.PIPE)
     assert child.stdout is not None and child.stdout.readline() == "ready\n"
     stop_process(child, grace=30, first=signal.SIGINT)

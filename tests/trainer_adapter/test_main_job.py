@@ -297,7 +297,8 @@ def test_command_line_needs_the_config(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as exit_info:
         vf_train_main(["main"])
     assert exit_info.value.code == 2
-    assert "Missing argument" in capsys.readouterr().err
+    assert "missing CONFIG, the run's TOML file; for example: vf-train main configs/main_job/main.toml" in \
+        capsys.readouterr().err
 
 
 def test_a_missing_vllm_is_a_clear_error(tmp_path: Path) -> None:

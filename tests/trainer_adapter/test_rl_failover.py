@@ -133,7 +133,9 @@ async def test_a_server_killed_mid_run_is_drained_and_taken_back_after_its_healt
         print("last metrics line:", last)
         assert last["server_down"] == 1 and last["server_rejoined"] == 1, last
         assert last["lost_groups"] >= 1 and last["lost_rollouts"] == 4 * last["lost_groups"], last
-        assert min(line["servers_up"] for line in lines) == 1 and last["servers_up"] == 2
+        # down and back are the counters above; servers_up is sampled when a batch is written, and no batch need
+        # be written in the window the server is down (a clean-clone run beside the other lane wrote none)
+        assert last["servers_up"] == 2
         assert 1 in picks[picks_before_rejoin:]  # it took rollouts again
         # The restarted server started on base and missed versions; it loaded the current one on rejoin and
         # every one after: it ends on the weights the other holds.

@@ -11,6 +11,7 @@ killed run in the config's ``output_dir`` (exit status 2, with the reason, when 
 from __future__ import annotations
 
 import inspect
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -307,6 +308,9 @@ app.command("serve", help="Serve a model with vLLM on this machine (OpenAI API, 
 
 
 def main(argv: list[str] | None = None) -> None:
+    # SIGINT stops a run cleanly (servers and trainer shut down), as Ctrl-C does, even when vf-train was started
+    # from a background job, which inherits SIGINT ignored: the main job stops its phases with SIGINT
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     log_to_stdout()  # each RL step and server event, as plain lines (the library logs them)
     app(args=sys.argv[1:] if argv is None else argv, prog_name="vf-train")
 

@@ -196,3 +196,20 @@ def test_a_missing_config_names_a_shipped_one_and_exits_2(command: str, example:
     assert done.stderr == (f"Error: missing CONFIG, the run's TOML file; for example: vf-train {command} {example} "
                            "(more in configs/)\n")
     assert (ROOT / example).is_file()
+
+
+def test_sigint_stops_vf_train_even_when_its_parent_ignored_it() -> None:
+    """A background job inherits SIGINT ignored; the main job stops its vf-train phases with SIGINT all the same."""
+    import signal
+    import time
+
+    code = ("import signal, sys, time\nsys.argv = ['vf-train', 'model', 'list']\n"
+            "from trainer_adapter.cli import vf_train\n"
+            "vf_train.app = lambda **kw: (print('ready', flush=True), time.sleep(60))\n"
+            "vf_train.main()\n")
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    started = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=30) != 0 and time.monotonic() - started < 10
