@@ -233,8 +233,8 @@ def run_reference(warm_start: Path, budget: Budget, eval_rows: list[dict[str, An
 def stack_config(warm_start: Path, budget: Budget, out: Path, server_url: str,
                  overrides: dict[str, Any]) -> dict[str, Any]:
     """``vf-train rl``'s config for the same budget (the main job's, apart from the budget's fields)."""
-    from trainer_adapter.main_job import rl_run_config
     from trainer_adapter.main_job_config import MainJobConfig
+    from trainer_adapter.main_job_phases import rl_run_config
 
     job = MainJobConfig.model_validate({
         "output_dir": str(out), "seed": budget.seed, "num_train_examples": budget.num_train_examples,

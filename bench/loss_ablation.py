@@ -1,7 +1,7 @@
 """Every policy-loss variant of ``vf-train rl`` on the main job's task, same warm start, seeds and budget.
 
 Each variant is one ``[trainer.loss]`` table (plus, for one of them, the orchestrator's advantage
-normalisation) applied to the main job's RL recipe (``trainer_adapter.main_job.rl_run_config``) on the
+normalisation) applied to the main job's RL recipe (``trainer_adapter.main_job_phases.rl_run_config``) on the
 ``arithmetic`` environment. The schedule is one step off-policy (``max_async_level = 1``, continuous
 batching), because on-policy (synchronous) every importance ratio is exactly 1 and IcePop, PPO, GSPO and
 CISPO then take the same gradient: the variants differ only where the rollouts lag the trained weights.

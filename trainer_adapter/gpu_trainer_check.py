@@ -40,8 +40,8 @@ from typing import Any, cast
 
 from trainer_adapter.config import load_config, parse_override
 from trainer_adapter.lifeline import stop_process
-from trainer_adapter.main_job import sft_run_config
 from trainer_adapter.main_job_config import MainJobConfig
+from trainer_adapter.main_job_phases import sft_run_config
 from trainer_adapter.main_job_report import read_jsonl
 from trainer_adapter.run_folder import numbered_steps
 from verifiers.errors import UsageError

@@ -31,7 +31,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,104 +42,29 @@ from typing import TYPE_CHECKING, Any
 from trainer_adapter.errors import TrainerError
 from trainer_adapter.lifeline import parent_death_signal, stop_process
 from trainer_adapter.main_job_config import TINY, MainJobConfig
-from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+from trainer_adapter.main_job_phases import (
+    console_script,
+    equal_compute_batch,
+    rl_run_config,
+    served_name,
+    sft_baseline_config,
+    sft_run_config,
+    vf_eval_command,
+)
+from trainer_adapter.main_job_report import (
+    errored_rollouts,
+    eval_run_dir,
+    held_out_reward,
+    mismatch_kl,
+    plot_reward_curve,
+    read_jsonl,
+    summary_line,
+)
 
 if TYPE_CHECKING:  # imported where used: the config half of this module stays light
     from trainer_adapter.inference.vllm_server import InferenceServer
 
-# -- the phases' configs ---------------------------------------------------------------------------
-
-
-def served_name(config: MainJobConfig) -> str:
-    """The model name the job's server answers to and the orchestrator sends."""
-    return config.model
-
-
-def sft_run_config(config: MainJobConfig, start: Path | None = None) -> dict[str, Any]:
-    """``vf-train sft``'s config (an ``SFTConfig``) for the warm start: the tiny model built from the seed, or the
-    catalog model's folder ``start``."""
-    return {
-        "max_steps": config.sft.steps, "output_dir": str(config.output_dir / "sft"), "log_every": 25,
-        "num_processes": config.sft.num_processes, "precision": config.precision,
-        "model": config.sft.model_shape(config.seed) if start is None else {"path": str(start)},
-        "data": {"env": config.env_id, "env_args": config.all_env_args(), "batch_size": config.sft.batch_size,
-                 "seed": config.seed},
-        "optimizer": {"lr": config.sft.lr}, "checkpoint": {"resume": False}, "stop_at_loss": config.sft.stop_at_loss,
-    }  # fmt: skip
-
-
-def sft_baseline_config(config: MainJobConfig, start: Path, batch_size: int) -> dict[str, Any]:
-    """``vf-train sft``'s config for the equal-compute SFT-only baseline: from ``start`` (the weights RL started
-    from), ``rl.steps`` steps of ``batch_size`` reference answers at a constant learning rate, every step logged
-    (its positions are the compute compared with RL's)."""
-    return {
-        "max_steps": config.rl.steps, "output_dir": str(config.output_dir / "sft_baseline"), "log_every": 1,
-        "num_processes": config.rl.num_processes, "precision": config.precision, "model": {"path": str(start)},
-        "data": {"env": config.env_id, "env_args": config.all_env_args(), "batch_size": batch_size,
-                 "seed": config.seed},
-        "optimizer": {"lr": config.sft_baseline.lr, "warmup_steps": 0, "schedule": "constant"},
-        "checkpoint": {"resume": False, "every": 0},
-    }  # fmt: skip
-
-
-def equal_compute_batch(rl_positions: int, steps: int, example_positions: float) -> int:
-    """Examples per SFT step so that ``steps`` steps run about ``rl_positions`` positions forward and backward."""
-    return max(1, round(rl_positions / (steps * example_positions)))
-
-
-def rl_run_config(config: MainJobConfig, warm_start: Path, server_url: str | None = None) -> dict[str, Any]:
-    """``vf-train rl``'s config (an ``RLRunConfig``) starting from ``warm_start``, on the job's running
-    server at ``server_url`` (None: ``vf-train rl`` starts its own)."""
-    rl = config.rl
-    return {
-        "max_steps": rl.steps, "output_dir": str(config.output_dir / "rl"),
-        "env": {"id": config.env_id, "args": config.all_env_args()},
-        "model": {"path": str(warm_start), "lora": rl.lora.model_dump()},
-        "orchestrator": {
-            "model_name": served_name(config), "batch_size": rl.batch_size,
-            "rollouts_per_example": rl.rollouts_per_example,
-            # One batch of groups in flight: with max_async_level 1 no rollout is more than a step behind.
-            "max_inflight_groups": max(rl.batch_size // rl.rollouts_per_example, 1),
-            "max_async_level": rl.max_async_level, "max_off_policy_steps": rl.max_off_policy_steps,
-            "continuous_batching": rl.continuous_batching, "advantage_std_normalize": rl.advantage_std_normalize,
-            "temperature": rl.temperature, "max_tokens": config.max_tokens,
-            "num_train_ranks": rl.num_processes, "seed": config.seed, "eval_every": rl.eval_every,
-            "eval_examples": config.eval.num_examples,
-            # Groups whose rollouts all score the same carry no gradient; keeping them costs the tiny trainer
-            # little and makes the logged reward the policy's own (not that of the groups that survived a
-            # filter), and a policy that solves (or fails) everything can never starve the batch.
-            "buffer": {"drop_uniform_groups": False},
-        },
-        "inference": {"python": str(config.vllm_python), "max_num_seqs": config.server.max_num_seqs,
-                      "dtype": config.server.dtype, "gpu_memory_utilization": config.server.gpu_memory_utilization,
-                      "start_timeout_s": config.server_timeout_s, "urls": [server_url] if server_url else []},
-        # No mid-run checkpoints: the job is rerun, never resumed, and each one is a DCP write of the model and
-        # optimizer plus the orchestrator's state on a 2-core machine. The final weights are exported as always.
-        "trainer": {"num_processes": rl.num_processes, "precision": config.precision, "checkpoint": {"every": 0},
-                    "optimizer": {"lr": rl.lr, "warmup_steps": rl.warmup_steps, "schedule": "constant"}},
-    }  # fmt: skip
-
-
-def vf_eval_command(config: MainJobConfig, base_url: str, model: str, greedy: bool = False) -> list[str]:
-    """The ``vf-eval`` command line for the held-out measurement (BEFORE and AFTER alike); ``greedy``: one reply
-    per row at temperature 0."""
-    ev = config.eval
-    replies, temperature = (1, 0.0) if greedy else (ev.rollouts_per_example, ev.temperature)
-    return [
-        *_console_script("vf-eval", "verifiers.cli.vf_eval"), config.env_id, "-m", model, "-b", base_url,
-        "-k", "VF_MAIN_JOB_KEY", "-n", str(ev.num_examples), "-r", str(replies), "-c", "512", "--coalesce-requests",
-        "-t", str(config.max_tokens), "-T", str(temperature), "-a", json.dumps(config.all_env_args()),
-        "-o", str(config.output_dir),
-    ]  # fmt: skip
-
-
 # -- running ---------------------------------------------------------------------------------------
-
-
-def _console_script(name: str, module: str) -> list[str]:
-    """This interpreter's console script ``name``, or ``python -m module`` when it is not installed."""
-    script = Path(sys.executable).parent / name
-    return [str(script)] if script.is_file() else [sys.executable, "-m", module]
 
 
 def _say(text: str) -> None:
@@ -235,7 +159,7 @@ def echo_baseline(config: MainJobConfig) -> float:
     through the project's scripted server (``vf-scripted-server --policy echo``, its own process): the floor a
     skeptic asks for (on reverse-text an echo shares letters with the reversal and scores well above zero; on
     arithmetic it scores nothing)."""
-    command = [*_console_script("vf-scripted-server", "verifiers.cli.vf_scripted_server"), "--policy", "echo",
+    command = [*console_script("vf-scripted-server", "verifiers.cli.vf_scripted_server"), "--policy", "echo",
                "--port", "0"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                               text=True, preexec_fn=parent_death_signal())  # ends with the job, even by SIGKILL
@@ -247,18 +171,6 @@ def echo_baseline(config: MainJobConfig) -> float:
         return _evaluate(config, ready.split()[1], f"{served_name(config)}-echo", greedy=True)
     finally:
         stop_process(server, grace=30)
-
-
-def mismatch_kl(rl_dir: Path) -> dict[str, float]:
-    """The trainer's per-token KL estimate against the inference server's logprobs, over the run's steps.
-
-    With the job's synchronous schedule every rollout comes from the weights the trainer holds, so this is
-    the trainer/vLLM difference alone; with ``max_async_level`` 1 it adds up to one step's policy change.
-    """
-    values = [float(m["mismatch_kl"]) for m in read_jsonl(rl_dir / "trainer_metrics.jsonl") if "mismatch_kl" in m]
-    if not values:
-        return {}
-    return {"mean": sum(values) / len(values), "max": max(values)}
 
 
 def _load_weights(base_url: str, weights: Path) -> str:
@@ -449,22 +361,12 @@ def _warm_start(config: MainJobConfig, train: list[str], start: Path, times: dic
     return warm
 
 
-def errored_rollouts(root: Path, env_id: str, models: list[str]) -> dict[str, int]:
-    """Rollouts that ended in an error: per ``vf-eval`` run (by model name) and in RL (the orchestrator's count)."""
-    counts = {}
-    for model in models:
-        metadata = json.loads((eval_run_dir(root, env_id, model) / "metadata.json").read_text())
-        counts[model] = sum(int(n) for n in (metadata.get("error_counts") or {}).values())
-    counts["rl"] = sum(int(m.get("failed_rollouts", 0)) for m in read_jsonl(root / "rl" / "orchestrator_metrics.jsonl"))
-    return counts
-
-
 def _run(config: MainJobConfig) -> dict[str, Any]:
     if not config.vllm_python.is_file():
         raise TrainerError(f"no vLLM interpreter at {config.vllm_python}: run bash scripts/setup_vllm_cpu.sh")
     _prepare_output(config)
     times: dict[str, float] = {}
-    train = _console_script("vf-train", "trainer_adapter.cli.vf_train")
+    train = console_script("vf-train", "trainer_adapter.cli.vf_train")
     model = model_description(config)
     _say(f"model: {model['name']} ({model['parameters'] / 1e6:.1f}M parameters); environment: {config.env_id}")
     clock = time.monotonic()
@@ -526,5 +428,4 @@ def _report(config: MainJobConfig, model: dict[str, Any], results: dict[str, flo
     return summary
 
 
-__all__ = ["echo_baseline", "equal_compute_batch", "errored_rollouts", "mismatch_kl", "model_description",
-           "rl_run_config", "run_main_job", "served_name", "sft_baseline_config", "sft_run_config", "vf_eval_command"]
+__all__ = ["echo_baseline", "run_main_job", "sigterm_exits"]

@@ -86,4 +86,27 @@ def plot_reward_curve(rl_dir: Path, before: float, after: float, path: Path,
     return path
 
 
-__all__ = ["eval_run_dir", "held_out_reward", "plot_reward_curve", "read_jsonl", "summary_line"]
+def mismatch_kl(rl_dir: Path) -> dict[str, float]:
+    """The trainer's per-token KL estimate against the inference server's logprobs, over the run's steps.
+
+    With the job's synchronous schedule every rollout comes from the weights the trainer holds, so this is
+    the trainer/vLLM difference alone; with ``max_async_level`` 1 it adds up to one step's policy change.
+    """
+    values = [float(m["mismatch_kl"]) for m in read_jsonl(rl_dir / "trainer_metrics.jsonl") if "mismatch_kl" in m]
+    if not values:
+        return {}
+    return {"mean": sum(values) / len(values), "max": max(values)}
+
+
+def errored_rollouts(root: Path, env_id: str, models: list[str]) -> dict[str, int]:
+    """Rollouts that ended in an error: per ``vf-eval`` run (by model name) and in RL (the orchestrator's count)."""
+    counts = {}
+    for model in models:
+        metadata = json.loads((eval_run_dir(root, env_id, model) / "metadata.json").read_text())
+        counts[model] = sum(int(n) for n in (metadata.get("error_counts") or {}).values())
+    counts["rl"] = sum(int(m.get("failed_rollouts", 0)) for m in read_jsonl(root / "rl" / "orchestrator_metrics.jsonl"))
+    return counts
+
+
+__all__ = ["errored_rollouts", "eval_run_dir", "held_out_reward", "mismatch_kl", "plot_reward_curve", "read_jsonl",
+           "summary_line"]

@@ -61,14 +61,22 @@ def make_sdist(out: Path, name: str, version: str, **meta: object) -> Path:
         f"{top}/pyproject.toml": f'[project]\nname = "{name}"\nversion = "{version}"\n'.encode(),
         f"{top}/{escaped}/__init__.py": b"VALUE = 1\n",
     }
+    return tar_gz(out / f"{top}.tar.gz", members)
+
+
+def tar_gz(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
+    """A ``.tar.gz`` holding ``members`` (name -> bytes) and symlinks (name -> target)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w") as archive:
-        for member, data in members.items():
-            entry = tarfile.TarInfo(member)
+        for name, data in members.items():
+            entry = tarfile.TarInfo(name)
             entry.size, entry.mtime = len(data), 0
             archive.addfile(entry, io.BytesIO(data))
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{top}.tar.gz"
+        for name, target in (links or {}).items():
+            entry = tarfile.TarInfo(name)
+            entry.type, entry.linkname = tarfile.SYMTYPE, target
+            archive.addfile(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle, gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as packed:
         packed.write(raw.getvalue())
     return path

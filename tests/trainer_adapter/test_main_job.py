@@ -16,17 +16,23 @@ from pydantic import ValidationError
 from trainer_adapter.cli.vf_train import main as vf_train_main
 from trainer_adapter.config import load_config
 from trainer_adapter.errors import TrainerError
-from trainer_adapter.main_job import (
+from trainer_adapter.main_job import run_main_job
+from trainer_adapter.main_job_config import MainJobConfig, RLPhase
+from trainer_adapter.main_job_phases import (
     equal_compute_batch,
-    mismatch_kl,
     rl_run_config,
-    run_main_job,
     sft_baseline_config,
     sft_run_config,
     vf_eval_command,
 )
-from trainer_adapter.main_job_config import MainJobConfig, RLPhase
-from trainer_adapter.main_job_report import eval_run_dir, held_out_reward, plot_reward_curve, read_jsonl, summary_line
+from trainer_adapter.main_job_report import (
+    eval_run_dir,
+    held_out_reward,
+    mismatch_kl,
+    plot_reward_curve,
+    read_jsonl,
+    summary_line,
+)
 from trainer_adapter.rl_run import RLRunConfig
 from trainer_adapter.train.config import SFTConfig
 

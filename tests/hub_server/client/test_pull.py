@@ -16,8 +16,8 @@ from hub_server.context import Hub
 from hub_server.errors import BadRequest, NotFound
 from hub_server.names import EnvRef
 from hub_server.storage import LocalStorage, blob_key
-from hub_server.testing.dists import make_wheel
-from tests.hub_server.web.envdists import env_sdist, publish, tar_gz
+from hub_server.testing.dists import make_wheel, tar_gz
+from tests.hub_server.web.envdists import env_sdist, publish
 
 runner = CliRunner()
 

@@ -6,15 +6,12 @@ the "Environment Arguments" and "Metrics" tables the scaffold writes.
 
 from __future__ import annotations
 
-import gzip
-import io
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
-from hub_server.testing.dists import make_wheel, metadata_text
+from hub_server.testing.dists import make_wheel, metadata_text, tar_gz
 
 README = """# {name}
 
@@ -51,24 +48,6 @@ seed = "Picks the rows; the same seed gives the same rows."
 [tool.verifiers.metrics]
 exact_match = "1.0 when the reply equals the answer (weight 1)."
 """
-
-
-def tar_gz(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
-    """A ``.tar.gz`` holding ``members`` (name -> bytes) and symlinks (name -> target)."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as archive:
-        for name, data in members.items():
-            entry = tarfile.TarInfo(name)
-            entry.size, entry.mtime = len(data), 0
-            archive.addfile(entry, io.BytesIO(data))
-        for name, target in (links or {}).items():
-            entry = tarfile.TarInfo(name)
-            entry.type, entry.linkname = tarfile.SYMTYPE, target
-            archive.addfile(entry)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as handle, gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as packed:
-        packed.write(raw.getvalue())
-    return path
 
 
 def env_sdist(out: Path, name: str, version: str, *, readme: str | None = None, tag: str = "text",
