@@ -74,8 +74,10 @@ def _say(text: str) -> None:
 def _run_following(command: list[str], log: Path, follow: Callable[[], None], env: dict[str, str] | None = None) -> str:
     """Run ``command`` with its output in ``log``, calling ``follow`` every second; returns the output."""
     with log.open("w") as out:
+        # A phase goes down with the job, even one killed with SIGKILL (SIGTERM and Ctrl-C stop it below). The
+        # signal is tied to the forking thread: _measure's pool threads outlive their vf-eval, so that holds.
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env={**os.environ, **(env or {})})
+                                   env={**os.environ, **(env or {})}, preexec_fn=parent_death_signal())
         try:
             while process.poll() is None:
                 follow()

@@ -180,18 +180,51 @@ def test_the_jobs_server_dies_with_the_job_even_by_kill_9(tmp_path: Path) -> Non
         os.kill(server_pid, 0)  # running
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                os.kill(server_pid, 0)
-            except ProcessLookupError:
-                break
-            # the killed child is reaped by init, not us; a zombie still answers kill(pid, 0)
-            if Path(f"/proc/{server_pid}/stat").read_text().split(") ")[1].startswith("Z"):
-                break
+        assert _gone_within(server_pid, 30), f"the server (pid {server_pid}) outlived the job killed by SIGKILL"
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a killed job's child is reaped by init, not us; a zombie still answers kill(pid, 0)
+        if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_phase_dies_with_the_job_even_by_kill_9(tmp_path: Path) -> None:
+    """Each phase (vf-train sft/rl, vf-eval) runs through the job's _run_following; a job killed with SIGKILL runs
+    no cleanup, and its phase must not run on without it."""
+    import signal
+
+    pid_file, phase = tmp_path / "phase.pid", tmp_path / "phase.py"
+    phase.write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n")
+    job = (
+        "import sys\nfrom pathlib import Path\nfrom trainer_adapter.main_job import _run_following\n"
+        f"_run_following([sys.executable, {str(phase)!r}], Path({str(tmp_path / 'phase.log')!r}), lambda: None)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", job], cwd=ROOT)
+    try:
+        import time
+
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text()) and time.monotonic() < deadline:
             time.sleep(0.1)
-        else:
-            raise AssertionError(f"the server (pid {server_pid}) outlived the job killed by SIGKILL")
+        phase_pid = int(pid_file.read_text())
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        assert _gone_within(phase_pid, 30), f"the phase (pid {phase_pid}) outlived the job killed by SIGKILL"
     finally:
         if process.poll() is None:
             process.kill()
